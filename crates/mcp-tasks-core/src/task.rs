@@ -1,0 +1,207 @@
+//! The durable task record: everything a store keeps about one task.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::status::TaskStatus;
+use crate::time::Timestamp;
+
+/// A task's id: 128 bits from the operating system's random source (a UUID v4,
+/// 122 of them random), so an id cannot be guessed from another.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TaskId(pub String);
+
+impl TaskId {
+    /// A fresh random id.
+    pub fn random() -> Self {
+        TaskId(uuid::Uuid::new_v4().to_string())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for TaskId {
+    fn from(s: &str) -> Self {
+        TaskId(s.to_owned())
+    }
+}
+
+/// A JSON-RPC error object, as a `failed` task reports it (`{code, message, data?}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskError {
+    /// JSON-RPC error code.
+    pub code: i64,
+    /// Human-readable message.
+    pub message: String,
+    /// Optional structured detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl TaskError {
+    /// JSON-RPC "internal error", the code for a tool that failed.
+    pub const INTERNAL: i64 = -32603;
+
+    /// An internal error (-32603) with `message`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        TaskError { code: Self::INTERNAL, message: message.into(), data: None }
+    }
+
+    /// Adds structured detail.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// Server-to-client requests a task is waiting on, by server-chosen key
+/// (`{method, params}` objects: `elicitation/create`, `sampling/createMessage`, …).
+pub type InputRequests = BTreeMap<String, Value>;
+
+/// The client's answers, by the same keys.
+pub type InputResponses = BTreeMap<String, Value>;
+
+/// The lease an executor holds while it runs a task's handler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// Which executor holds it (unique per process start).
+    pub owner: String,
+    /// When it lapses unless renewed; a lapsed lease means the executor died.
+    pub expires_at: Timestamp,
+}
+
+/// Everything a store keeps about one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The task's id.
+    pub id: TaskId,
+    /// Bumped by every change a store makes, except poll timestamps; guards
+    /// compare-and-set updates so a sweep never acts on a stale read.
+    pub version: i64,
+    /// The tool that runs it.
+    pub tool: String,
+    /// The tool's arguments.
+    pub arguments: Value,
+    /// Who created it (the authenticated principal), if anyone.
+    pub principal: Option<String>,
+    /// Current status.
+    pub status: TaskStatus,
+    /// Latest human-readable status message.
+    pub status_message: Option<String>,
+    /// The attempt now running or next to run, starting at 1.
+    pub attempt: u32,
+    /// The attempt ceiling that applies to this task.
+    pub max_attempts: u32,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it last changed (status, message, attempt, payload).
+    pub updated_at: Timestamp,
+    /// When it must be terminal by (creation + maximum execution time).
+    pub deadline_at: Timestamp,
+    /// When it may next be claimed to run (now, or later after a retry delay).
+    pub run_at: Option<Timestamp>,
+    /// The lease of the executor running it, if one is.
+    pub lease: Option<Lease>,
+    /// When a client last polled it (flushed in batches; see the store docs).
+    pub last_polled_at: Option<Timestamp>,
+    /// Whether a client asked to cancel it (acknowledged, not yet honoured).
+    pub cancel_requested: bool,
+    /// When it reached a terminal status.
+    pub terminal_at: Option<Timestamp>,
+    /// When the expiry sweep may delete it (set once terminal).
+    pub expires_at: Option<Timestamp>,
+    /// The tool result (`CallToolResult` JSON), once completed.
+    pub result: Option<Value>,
+    /// The JSON-RPC error, once failed.
+    pub error: Option<TaskError>,
+    /// Outstanding and past input requests, by key.
+    pub input_requests: InputRequests,
+    /// Answers received so far, by key.
+    pub input_responses: InputResponses,
+    /// The creator's idempotency key, if it gave one.
+    pub idempotency_key: Option<String>,
+    /// Fingerprint of tool + arguments, bound to the idempotency key.
+    pub fingerprint: String,
+}
+
+impl TaskRecord {
+    /// Input requests that have no answer yet.
+    pub fn pending_input(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.input_requests.iter().filter(|(k, _)| !self.input_responses.contains_key(*k))
+    }
+
+    /// The instant silence is measured from for orphan detection: the last
+    /// poll, or creation if never polled.
+    pub fn last_seen_at(&self) -> Timestamp {
+        self.last_polled_at.map_or(self.created_at, |p| p.max(self.created_at))
+    }
+}
+
+/// A stable fingerprint of a tool call, bound to an idempotency key so the same
+/// key with other arguments is caught. Keys of JSON objects are compared in
+/// sorted order, so `{"a":1,"b":2}` and `{"b":2,"a":1}` match.
+pub fn call_fingerprint(tool: &str, arguments: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let canonical = canonical_json(arguments);
+    let mut h = Sha256::new();
+    h.update(tool.as_bytes());
+    h.update([0u8]);
+    h.update(canonical.as_bytes());
+    let digest = h.finalize();
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn canonical_json(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<_> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k])))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", parts.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_are_random_and_long() {
+        let a = TaskId::random();
+        let b = TaskId::random();
+        assert_ne!(a, b);
+        assert_eq!(a.as_str().len(), 36);
+    }
+
+    #[test]
+    fn fingerprint_ignores_key_order_but_not_values() {
+        let a = call_fingerprint("t", &json!({"a": 1, "b": [1, {"y": 2, "x": 1}]}));
+        let b = call_fingerprint("t", &json!({"b": [1, {"x": 1, "y": 2}], "a": 1}));
+        assert_eq!(a, b);
+        assert_ne!(a, call_fingerprint("t", &json!({"a": 2, "b": [1, {"x": 1, "y": 2}]})));
+        assert_ne!(a, call_fingerprint("u", &json!({"a": 1, "b": [1, {"x": 1, "y": 2}]})));
+    }
+}

@@ -1,0 +1,15 @@
+//! The storage seam of mcp-tasks: the [`TaskStore`] trait every backend
+//! implements, its parameter types, an in-memory store, and the conformance
+//! suite every store runs.
+//!
+//! Stores are deliberately dumb: they create, read, claim and apply guarded
+//! updates. Every decision (what a sweep does, how a retry is scheduled) is
+//! made in `mcp-tasks-core` and carried out by `mcp-tasks-runtime`.
+
+pub mod error;
+pub mod params;
+pub mod store;
+
+pub use error::StoreError;
+pub use params::*;
+pub use store::TaskStore;

@@ -1,0 +1,281 @@
+//! One parameter struct per store operation (River's driver style), so a
+//! store method's meaning never hides in positional arguments.
+
+use mcp_tasks_core::task::{InputRequests, InputResponses};
+use mcp_tasks_core::{Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A task to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    /// Its id (callers generate it: [`TaskId::random`]).
+    pub id: TaskId,
+    /// The tool that will run it.
+    pub tool: String,
+    /// The tool's arguments.
+    pub arguments: Value,
+    /// The authenticated principal that owns it, if any.
+    pub principal: Option<String>,
+    /// An idempotency key, unique per principal while the task exists.
+    pub idempotency_key: Option<String>,
+    /// Attempt ceiling for this task.
+    pub max_attempts: u32,
+    /// Creation instant (also `updated_at`).
+    pub created_at: Timestamp,
+    /// Instant it must be terminal by.
+    pub deadline_at: Timestamp,
+    /// When it may first be claimed (normally `created_at`).
+    pub run_at: Timestamp,
+    /// Initial status message.
+    pub status_message: Option<String>,
+}
+
+/// What [`TaskStore::create`](crate::TaskStore::create) did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    /// The task as stored.
+    pub record: TaskRecord,
+    /// False when the idempotency key matched an existing identical call and
+    /// that task was returned instead.
+    pub created: bool,
+}
+
+/// Parameters of a claim: take up to `limit` due tasks and lease them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimParams {
+    /// The claiming executor.
+    pub owner: String,
+    /// Now: tasks with `run_at <= now` are due.
+    pub now: Timestamp,
+    /// Lease expiry for what is claimed.
+    pub lease_expires_at: Timestamp,
+    /// Most tasks to claim.
+    pub limit: usize,
+    /// Only these tools (the ones this executor can run); `None` for any.
+    pub tools: Option<Vec<String>>,
+}
+
+/// The conditions a guarded update requires of the row. Unset fields are not
+/// checked. A live status is always required for a [`Change`]; a terminal one
+/// for a [`Update::Delete`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Guard {
+    /// The task.
+    pub id: TaskId,
+    /// The row's exact version (what the caller read).
+    pub version: Option<i64>,
+    /// The row's status.
+    pub status: Option<TaskStatus>,
+    /// The row's attempt.
+    pub attempt: Option<u32>,
+    /// The lease owner (an executor that still holds its lease).
+    pub lease_owner: Option<String>,
+    /// The cancel flag.
+    pub cancel_requested: Option<bool>,
+    /// No poll recorded after this instant (the orphan sweep's guard, since
+    /// poll timestamps do not bump the version).
+    pub last_seen_at_or_before: Option<Timestamp>,
+}
+
+impl Guard {
+    /// A guard on the id alone.
+    pub fn id(id: TaskId) -> Self {
+        Guard { id, ..Guard::default() }
+    }
+
+    /// A guard that the row is exactly as `record` was read.
+    pub fn read(record: &TaskRecord) -> Self {
+        Guard { id: record.id.clone(), version: Some(record.version), ..Guard::default() }
+    }
+}
+
+/// Field changes; `None` leaves a field as it is. Applying a change bumps the
+/// version and sets `updated_at` to `now`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Change {
+    /// The instant of the change.
+    pub now: Timestamp,
+    /// New status.
+    pub status: Option<TaskStatus>,
+    /// New status message (`Some(None)` clears it).
+    pub status_message: Option<Option<String>>,
+    /// New attempt number.
+    pub attempt: Option<u32>,
+    /// New attempt ceiling.
+    pub max_attempts: Option<u32>,
+    /// New due instant (`Some(None)`: not to be claimed).
+    pub run_at: Option<Option<Timestamp>>,
+    /// New lease (`Some(None)` releases it).
+    pub lease: Option<Option<Lease>>,
+    /// New cancel flag.
+    pub cancel_requested: Option<bool>,
+    /// Terminal instant.
+    pub terminal_at: Option<Timestamp>,
+    /// Expiry instant (`Some(None)` clears it).
+    pub expires_at: Option<Option<Timestamp>>,
+    /// The result of a completed task.
+    pub result: Option<Value>,
+    /// The error of a failed task.
+    pub error: Option<TaskError>,
+    /// Replaces the input requests.
+    pub input_requests: Option<InputRequests>,
+    /// Replaces the input responses.
+    pub input_responses: Option<InputResponses>,
+    /// A dead letter to insert in the same transaction.
+    pub dead_letter: Option<NewDeadLetter>,
+}
+
+/// What to do to a guarded row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// Change fields of a live task.
+    Change(Box<Change>),
+    /// Delete a terminal task (the expiry sweep; releases its idempotency key).
+    Delete,
+}
+
+/// An update and the guard it requires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardedUpdate {
+    /// Conditions on the row.
+    pub guard: Guard,
+    /// What to do when they hold.
+    pub update: Update,
+}
+
+impl GuardedUpdate {
+    /// A change under `guard`.
+    pub fn change(guard: Guard, change: Change) -> Self {
+        GuardedUpdate { guard, update: Update::Change(Box::new(change)) }
+    }
+
+    /// A deletion under `guard`.
+    pub fn delete(guard: Guard) -> Self {
+        GuardedUpdate { guard, update: Update::Delete }
+    }
+}
+
+/// The outcome of one guarded update.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateOutcome {
+    /// The guard held; the row after the change (`None` after a delete).
+    Applied(Option<TaskRecord>),
+    /// The row exists but the guard did not hold (a lost race, or a terminal
+    /// task): nothing changed.
+    Lost,
+    /// No such task.
+    NotFound,
+}
+
+impl UpdateOutcome {
+    /// Whether the update took effect.
+    pub fn applied(&self) -> bool {
+        matches!(self, UpdateOutcome::Applied(_))
+    }
+}
+
+/// Candidate rows for a maintenance pass, each served by an index so its
+/// cost follows the rows returned, not the table size. Results are ordered by
+/// the instant the query filters on, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepQuery {
+    /// Live tasks with `deadline_at <= now`.
+    PastDeadline {
+        /// Now.
+        now: Timestamp,
+        /// Most rows.
+        limit: usize,
+    },
+    /// Live tasks whose last poll (or creation, if never polled) is at or
+    /// before `cutoff`.
+    Unseen {
+        /// Silence cutoff (now − orphan window).
+        cutoff: Timestamp,
+        /// Most rows.
+        limit: usize,
+    },
+    /// Terminal tasks with `expires_at <= now`.
+    Expired {
+        /// Now.
+        now: Timestamp,
+        /// Most rows.
+        limit: usize,
+    },
+    /// Live tasks holding a lease that lapses at or before `before`, or any
+    /// lease when `before` is `None` (single-node restart: every lease
+    /// belongs to a dead process).
+    Leased {
+        /// Lease expiry cutoff.
+        before: Option<Timestamp>,
+        /// Most rows.
+        limit: usize,
+    },
+}
+
+/// A listing of tasks for operators.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListQuery {
+    /// Only these statuses (all when empty).
+    pub statuses: Vec<TaskStatus>,
+    /// Only this tool.
+    pub tool: Option<String>,
+    /// Most rows (newest first).
+    pub limit: usize,
+}
+
+/// A dead letter to write alongside a task's final failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewDeadLetter {
+    /// Why it was dead-lettered (e.g. "poison: attempts exhausted").
+    pub reason: String,
+    /// The final error.
+    pub error: TaskError,
+    /// When.
+    pub dead_at: Timestamp,
+}
+
+/// A task that ended for good and needs an operator: poison, or crash-looped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    /// The dead-lettered task (its row may since have expired).
+    pub task_id: TaskId,
+    /// Its tool.
+    pub tool: String,
+    /// Its arguments, kept so it can be requeued after the task row expires.
+    pub arguments: Value,
+    /// Its principal.
+    pub principal: Option<String>,
+    /// Attempts it used.
+    pub attempts: u32,
+    /// Why it was dead-lettered.
+    pub reason: String,
+    /// The final error.
+    pub error: TaskError,
+    /// When.
+    pub dead_at: Timestamp,
+    /// The fresh task it was requeued as, if it was.
+    pub requeued_as: Option<TaskId>,
+}
+
+/// A listing of dead letters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeadLetterQuery {
+    /// Only this tool.
+    pub tool: Option<String>,
+    /// Include those already requeued.
+    pub include_requeued: bool,
+    /// Most rows (newest first).
+    pub limit: usize,
+}
+
+/// Which dead letters to purge.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PurgeQuery {
+    /// Only these tasks (all matching the other filters when `None`).
+    pub task_ids: Option<Vec<TaskId>>,
+    /// Only dead before this instant.
+    pub dead_before: Option<Timestamp>,
+    /// Only this tool.
+    pub tool: Option<String>,
+}
