@@ -4,10 +4,30 @@
 //! [`time::SystemClock`], which callers pass in), or spawns. Every decision
 //! takes `now` as an argument and returns a value; the runtime does the waiting.
 
+pub mod classify;
+pub mod hint;
+pub mod policy;
+pub mod poll;
+pub mod random;
+pub mod reaper;
+pub mod retention;
+pub mod retry;
+mod serde_duration;
 pub mod status;
 pub mod task;
+pub mod testing;
 pub mod time;
+pub mod triage;
 
+pub use classify::{Classifier, ClassifierConfig, Failure, FailureClass};
+pub use hint::HintPolicy;
+pub use policy::Policy;
+pub use poll::{PollPolicy, PollScheduler};
+pub use random::{PyRandom, RandomSource};
+pub use reaper::{ReaperAction, Sweep, SweepContext};
+pub use retention::RetentionPolicy;
+pub use retry::{RetryDecision, RetryPolicy};
 pub use status::{IllegalTransition, TaskStatus};
 pub use task::{Lease, TaskError, TaskId, TaskRecord, call_fingerprint};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
+pub use triage::{TriageDecision, triage};

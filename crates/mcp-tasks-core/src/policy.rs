@@ -1,0 +1,103 @@
+//! All of a server's policy in one value, with one check that the parts fit
+//! together (the cross-party invariant of paper §6.4 among them).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::ClassifierConfig;
+use crate::hint::HintPolicy;
+use crate::retention::RetentionPolicy;
+use crate::retry::RetryPolicy;
+
+/// A server's policy: classification, retry, retention, poll hints, and the
+/// timing of its maintenance loops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Policy {
+    /// Failure classification.
+    pub classifier: ClassifierConfig,
+    /// Retries.
+    pub retry: RetryPolicy,
+    /// Retention and reclamation windows.
+    pub retention: RetentionPolicy,
+    /// Poll hints.
+    pub poll_hint: HintPolicy,
+    /// How often the reaper sweeps.
+    #[serde(with = "crate::serde_duration")]
+    pub reaper_interval: Duration,
+    /// How long an executor's lease lasts unless renewed (renewed at a third).
+    #[serde(with = "crate::serde_duration")]
+    pub lease_duration: Duration,
+    /// How often buffered poll timestamps are written.
+    #[serde(with = "crate::serde_duration")]
+    pub poll_flush_interval: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            classifier: ClassifierConfig::default(),
+            retry: RetryPolicy::default(),
+            retention: RetentionPolicy::default(),
+            poll_hint: HintPolicy::default(),
+            reaper_interval: Duration::from_secs(30),
+            lease_duration: Duration::from_secs(30),
+            poll_flush_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The reaper must sweep at least this many times per window it enforces
+/// (the cascade rule: a governing loop runs slower than what it governs).
+pub const SWEEPS_PER_WINDOW: u32 = 4;
+
+impl Policy {
+    /// Checks every part and how they fit; the message names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        self.retry.validate()?;
+        self.retention.validate()?;
+        self.poll_hint.validate(self.retention.orphan_after)?;
+        let shortest_window = self.retention.orphan_after.min(self.retention.max_execution);
+        if self.reaper_interval.is_zero() || self.reaper_interval * SWEEPS_PER_WINDOW > shortest_window {
+            return Err(format!(
+                "reaper_interval ({:?}) must be positive and at most a {}th of the shortest window it enforces ({:?})",
+                self.reaper_interval, SWEEPS_PER_WINDOW, shortest_window
+            ));
+        }
+        if self.lease_duration < Duration::from_millis(100) {
+            return Err(format!("lease_duration ({:?}) must be at least 100ms", self.lease_duration));
+        }
+        if self.poll_flush_interval * 2 > self.retention.orphan_after {
+            return Err(format!(
+                "poll_flush_interval ({:?}) must be well under the orphan window ({:?})",
+                self.poll_flush_interval, self.retention.orphan_after
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Policy::default().validate().unwrap();
+    }
+
+    #[test]
+    fn a_slow_reaper_is_refused() {
+        let p = Policy { reaper_interval: Duration::from_secs(600), ..Default::default() };
+        assert!(p.validate().unwrap_err().contains("reaper_interval"));
+    }
+
+    #[test]
+    fn a_hint_beyond_the_orphan_window_is_refused() {
+        let mut p = Policy::default();
+        p.retention.orphan_after = Duration::from_secs(100);
+        p.reaper_interval = Duration::from_secs(10);
+        assert!(p.validate().unwrap_err().contains("poll_hint"));
+    }
+}

@@ -1,0 +1,153 @@
+//! The reaper's decisions (paper §5.1): timeouts first, then orphans, then
+//! expiry — the only sweep that deletes. The runtime runs one pass per kind,
+//! in this order, and applies each decision as a compare-and-set on the row
+//! it read, so a task that changed meanwhile is left alone.
+
+use crate::retention::RetentionPolicy;
+use crate::status::TaskStatus;
+use crate::task::{TaskError, TaskRecord};
+use crate::time::Timestamp;
+
+/// The three sweeps, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sweep {
+    /// Live tasks past their execution deadline become `failed`.
+    Timeouts,
+    /// Live tasks unpolled for the orphan window become `cancelled`.
+    Orphans,
+    /// Terminal tasks past retention are deleted.
+    Expiry,
+}
+
+/// The sweeps in the order the reaper runs them.
+pub const SWEEP_ORDER: [Sweep; 3] = [Sweep::Timeouts, Sweep::Orphans, Sweep::Expiry];
+
+/// What the reaper does to one task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReaperAction {
+    /// Fail it with a timeout error.
+    FailTimeout(TaskError),
+    /// Cancel it as abandoned, with a status message saying so.
+    CancelOrphan(String),
+    /// Delete it.
+    Delete,
+}
+
+/// Inputs that are the same for every task in one pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepContext<'a> {
+    /// Now.
+    pub now: Timestamp,
+    /// The windows.
+    pub retention: &'a RetentionPolicy,
+    /// Poll timestamps older than this instance's start may have been lost
+    /// (they are written in batches): silence is measured from no earlier
+    /// than this, so a restart never mistakes lost polls for abandonment.
+    pub silence_floor: Timestamp,
+}
+
+impl SweepContext<'_> {
+    /// The silence cutoff for the orphan sweep, or `None` when this
+    /// instance has not yet watched long enough to call anything an orphan.
+    pub fn orphan_cutoff(&self) -> Option<Timestamp> {
+        let cutoff = self.now.minus(self.retention.orphan_after);
+        (self.silence_floor <= cutoff).then_some(cutoff)
+    }
+}
+
+/// The error a timed-out task fails with.
+pub fn timeout_error(record: &TaskRecord) -> TaskError {
+    TaskError::internal(format!(
+        "task timed out: not finished by its deadline {} ms after creation",
+        record.deadline_at.as_millis() - record.created_at.as_millis()
+    ))
+    .with_data(serde_json::json!({"reason": "timeout"}))
+}
+
+/// What `sweep` does to `record`, if anything. Never acts on a terminal task
+/// except to delete it once expired.
+pub fn decide(sweep: Sweep, record: &TaskRecord, ctx: &SweepContext<'_>) -> Option<ReaperAction> {
+    match sweep {
+        Sweep::Timeouts => (record.status.is_live() && record.deadline_at <= ctx.now)
+            .then(|| ReaperAction::FailTimeout(timeout_error(record))),
+        Sweep::Orphans => {
+            let cutoff = ctx.orphan_cutoff()?;
+            (record.status.is_live() && record.last_seen_at() <= cutoff).then(|| {
+                ReaperAction::CancelOrphan(format!(
+                    "cancelled: no client polled this task for {} s (the server's orphan window)",
+                    ctx.retention.orphan_after.as_secs()
+                ))
+            })
+        }
+        Sweep::Expiry => (record.status.is_terminal() && record.expires_at.is_some_and(|e| e <= ctx.now))
+            .then_some(ReaperAction::Delete),
+    }
+}
+
+/// The status a reaper action leaves the task in (`None` for a deletion).
+pub fn resulting_status(action: &ReaperAction) -> Option<TaskStatus> {
+    match action {
+        ReaperAction::FailTimeout(_) => Some(TaskStatus::Failed),
+        ReaperAction::CancelOrphan(_) => Some(TaskStatus::Cancelled),
+        ReaperAction::Delete => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::record;
+    use proptest::prelude::*;
+    use std::time::Duration;
+
+    fn ctx(now: i64, r: &RetentionPolicy) -> SweepContext<'_> {
+        SweepContext { now: Timestamp::from_secs(now), retention: r, silence_floor: Timestamp::from_secs(0) }
+    }
+
+    #[test]
+    fn timeouts_orphans_expiry() {
+        let r = RetentionPolicy::default();
+        let t = record(TaskStatus::Working, 0);
+        assert!(matches!(decide(Sweep::Timeouts, &t, &ctx(1800, &r)), Some(ReaperAction::FailTimeout(_))));
+        assert_eq!(decide(Sweep::Timeouts, &t, &ctx(1799, &r)), None);
+        // Orphan window is inclusive.
+        assert!(matches!(decide(Sweep::Orphans, &t, &ctx(900, &r)), Some(ReaperAction::CancelOrphan(_))));
+        assert_eq!(decide(Sweep::Orphans, &t, &ctx(899, &r)), None);
+        let mut done = record(TaskStatus::Completed, 0);
+        done.expires_at = Some(Timestamp::from_secs(3600));
+        assert_eq!(decide(Sweep::Expiry, &done, &ctx(3600, &r)), Some(ReaperAction::Delete));
+        assert_eq!(decide(Sweep::Expiry, &done, &ctx(3599, &r)), None);
+    }
+
+    #[test]
+    fn a_fresh_instance_does_not_trust_old_silence() {
+        let r = RetentionPolicy::default();
+        let t = record(TaskStatus::Working, 0);
+        let c = SweepContext { now: Timestamp::from_secs(1000), retention: &r, silence_floor: Timestamp::from_secs(500) };
+        assert_eq!(decide(Sweep::Orphans, &t, &c), None);
+        let c = SweepContext { now: Timestamp::from_secs(1400), retention: &r, silence_floor: Timestamp::from_secs(500) };
+        assert!(decide(Sweep::Orphans, &t, &c).is_some());
+    }
+
+    proptest! {
+        #[test]
+        fn terminal_tasks_are_only_ever_deleted(status in prop::sample::select(crate::status::ALL_STATUSES.to_vec()),
+                                                 now in 0i64..100_000, created in 0i64..50_000,
+                                                 polled in proptest::option::of(0i64..100_000),
+                                                 expires in proptest::option::of(0i64..100_000)) {
+            let r = RetentionPolicy { orphan_after: Duration::from_secs(60), ..Default::default() };
+            let mut t = record(status, created);
+            t.last_polled_at = polled.map(Timestamp::from_secs);
+            t.expires_at = expires.map(Timestamp::from_secs);
+            for sweep in SWEEP_ORDER {
+                if let Some(action) = decide(sweep, &t, &ctx(now, &r)) {
+                    if status.is_terminal() {
+                        prop_assert_eq!(action, ReaperAction::Delete);
+                    } else {
+                        prop_assert_ne!(action, ReaperAction::Delete);
+                    }
+                }
+            }
+        }
+    }
+}
