@@ -1,1 +1,59 @@
-fn main() {}
+//! `mcp-tasks`: durable, policy-governed tasks for MCP servers.
+//!
+//! One binary, one subcommand per concern; each lives in its own file under
+//! `cmd/` and owns its flags.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// Durable, policy-governed tasks for Model Context Protocol servers.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-tasks", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the MCP server (Streamable HTTP, protocol 2026-07-28) on a durable store.
+    Serve(cmd::serve::Args),
+    /// Call a tool on an MCP server as a task and follow it to its result.
+    Call(cmd::call::Args),
+    /// Reproduce the paper's study (Tables 1–5) and the E5 extension.
+    Study(cmd::study::Args),
+    /// Inspect tasks in a store.
+    Tasks(cmd::tasks::Args),
+    /// Inspect and act on the dead-letter queue.
+    Dlq(cmd::dlq::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => cmd::serve::run(args).await,
+            Command::Call(args) => cmd::call::run(args).await,
+            Command::Study(args) => cmd::study::run(args).await,
+            Command::Tasks(args) => cmd::tasks::run(args).await,
+            Command::Dlq(args) => cmd::dlq::run(args).await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

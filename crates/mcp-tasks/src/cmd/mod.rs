@@ -1,0 +1,8 @@
+//! One module per subcommand. Each exposes `Args` (its flags) and
+//! `run(Args) -> anyhow::Result<ExitCode>`.
+
+pub(crate) mod call;
+pub(crate) mod dlq;
+pub(crate) mod serve;
+pub(crate) mod study;
+pub(crate) mod tasks;
