@@ -7,9 +7,11 @@
 //! made in `mcp-tasks-core` and carried out by `mcp-tasks-runtime`.
 
 pub mod error;
+pub mod memory;
 pub mod params;
 pub mod store;
 
 pub use error::StoreError;
+pub use memory::MemoryStore;
 pub use params::*;
 pub use store::TaskStore;

@@ -81,12 +81,19 @@ pub struct Guard {
 impl Guard {
     /// A guard on the id alone.
     pub fn id(id: TaskId) -> Self {
-        Guard { id, ..Guard::default() }
+        Guard {
+            id,
+            ..Guard::default()
+        }
     }
 
     /// A guard that the row is exactly as `record` was read.
     pub fn read(record: &TaskRecord) -> Self {
-        Guard { id: record.id.clone(), version: Some(record.version), ..Guard::default() }
+        Guard {
+            id: record.id.clone(),
+            version: Some(record.version),
+            ..Guard::default()
+        }
     }
 }
 
@@ -147,17 +154,24 @@ pub struct GuardedUpdate {
 impl GuardedUpdate {
     /// A change under `guard`.
     pub fn change(guard: Guard, change: Change) -> Self {
-        GuardedUpdate { guard, update: Update::Change(Box::new(change)) }
+        GuardedUpdate {
+            guard,
+            update: Update::Change(Box::new(change)),
+        }
     }
 
     /// A deletion under `guard`.
     pub fn delete(guard: Guard) -> Self {
-        GuardedUpdate { guard, update: Update::Delete }
+        GuardedUpdate {
+            guard,
+            update: Update::Delete,
+        }
     }
 }
 
 /// The outcome of one guarded update.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // short-lived values; boxing would change the shape callers match on
 pub enum UpdateOutcome {
     /// The guard held; the row after the change (`None` after a delete).
     Applied(Option<TaskRecord>),
@@ -177,7 +191,8 @@ impl UpdateOutcome {
 
 /// Candidate rows for a maintenance pass, each served by an index so its
 /// cost follows the rows returned, not the table size. Results are ordered by
-/// the instant the query filters on, oldest first.
+/// the instant the query filters on, oldest first, then by id. "Live" means
+/// `working` or `input_required`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SweepQuery {
     /// Live tasks with `deadline_at <= now`.
@@ -220,7 +235,7 @@ pub struct ListQuery {
     pub statuses: Vec<TaskStatus>,
     /// Only this tool.
     pub tool: Option<String>,
-    /// Most rows (newest first).
+    /// Most rows (newest first); 0 means no limit.
     pub limit: usize,
 }
 
@@ -265,7 +280,7 @@ pub struct DeadLetterQuery {
     pub tool: Option<String>,
     /// Include those already requeued.
     pub include_requeued: bool,
-    /// Most rows (newest first).
+    /// Most rows (newest first); 0 means no limit.
     pub limit: usize,
 }
 

@@ -21,52 +21,90 @@ use crate::params::*;
 ///   the version and may be written lazily by callers in batches.
 #[async_trait]
 pub trait TaskStore: Send + Sync + std::fmt::Debug {
-    /// Creates a task, durably. With an idempotency key already bound (for
-    /// the same principal) to the same tool and arguments, returns that task
-    /// with `created: false`; bound to a different call, fails with
-    /// [`StoreError::IdempotencyConflict`].
+    /// Creates a task, durably: status `working`, version 1, attempt 1,
+    /// `updated_at = created_at`, `run_at = Some(new.run_at)`, fingerprint
+    /// [`call_fingerprint`](mcp_tasks_core::call_fingerprint)`(tool, arguments)`.
+    ///
+    /// An idempotency key is unique per principal (the anonymous principal
+    /// shares the slot of `""`) while its task row exists. With the key
+    /// already bound to the same fingerprint, returns that task with
+    /// `created: false`; bound to a different call, fails with
+    /// [`StoreError::IdempotencyConflict`]. An id already in use fails with
+    /// [`StoreError::DuplicateId`].
     async fn create(&self, new: NewTask) -> Result<Created, StoreError>;
 
     /// Reads one task.
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError>;
 
-    /// Records poll instants in one write; a timestamp never moves backwards.
-    /// Unknown ids are ignored.
+    /// Records poll instants in one write: `last_polled_at = max(old, ts)`.
+    /// Does not bump the version or touch `updated_at`. Unknown ids are
+    /// ignored.
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError>;
 
     /// Claims up to `limit` due tasks (`working`, no lease, not cancel-requested,
-    /// `run_at <= now`, oldest `run_at` first) and leases them to `owner`.
-    /// Concurrent claimers never receive the same task.
+    /// `run_at <= now` (a `None` `run_at` is never due), of one of
+    /// `params.tools` if given; oldest `run_at` first, then by id) and leases
+    /// them to `owner`, bumping each version (`updated_at` is untouched: a
+    /// claim changes nothing a client sees). Concurrent claimers never
+    /// receive the same task.
     async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError>;
 
     /// Applies guarded updates, each atomically and in order, in one commit.
     /// Returns one outcome per update.
+    ///
+    /// An update applies only if every set field of its [`Guard`] holds
+    /// (`last_seen_at_or_before` is compared with
+    /// [`TaskRecord::last_seen_at`]). A [`Change`] additionally needs a live
+    /// row and a legal [`TaskStatus::check_transition`]; a terminal row is
+    /// never changed. [`Update::Delete`] needs a terminal row and releases the
+    /// idempotency key (dead letters stay). A guard that does not hold gives
+    /// [`UpdateOutcome::Lost`] and changes nothing; a missing row,
+    /// [`UpdateOutcome::NotFound`].
+    ///
+    /// An applied change bumps `version`, sets `updated_at = change.now`, and
+    /// in the same atomic step writes `change.dead_letter` (if any) as a
+    /// [`DeadLetter`] built from the changed row (its tool, arguments,
+    /// principal, and `attempts = attempt`), replacing an older letter of the
+    /// same task. Returns the row after the change.
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError>;
 
     /// Candidate rows for a maintenance pass.
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError>;
 
-    /// Lists tasks for operators, newest first.
+    /// Lists tasks for operators, newest `created_at` first (then by id,
+    /// descending).
     async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError>;
 
-    /// How many tasks are in each status.
+    /// How many tasks are in each status; every status is present (0 when
+    /// none).
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError>;
 
     /// Durations (`terminal_at − created_at`, ms) of the most recent `limit`
-    /// completed tasks of `tool`, newest first: the history a learned poll
-    /// hint is drawn from.
+    /// completed tasks of `tool`, newest `terminal_at` first: the history a
+    /// learned poll hint is drawn from. Rows without `terminal_at` are skipped.
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError>;
 
-    /// Dead letters, newest first.
-    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError>;
+    /// Dead letters, newest `dead_at` first (then most recently written).
+    async fn list_dead_letters(
+        &self,
+        query: DeadLetterQuery,
+    ) -> Result<Vec<DeadLetter>, StoreError>;
 
     /// One dead letter.
     async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError>;
 
     /// Creates `new` as a fresh task (a fresh attempt budget) from a dead
-    /// letter and marks the letter requeued, atomically.
-    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError>;
+    /// letter and marks the letter requeued (`requeued_as`), atomically.
+    /// Fails with [`StoreError::DeadLetterNotFound`] or
+    /// [`StoreError::AlreadyRequeued`], or as [`create`](TaskStore::create)
+    /// does; on failure nothing changes.
+    async fn requeue_dead_letter(
+        &self,
+        task: &TaskId,
+        new: NewTask,
+    ) -> Result<TaskRecord, StoreError>;
 
-    /// Deletes matching dead letters; returns how many.
+    /// Deletes dead letters matching every set filter of `query`
+    /// (`dead_before` is exclusive); returns how many.
     async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError>;
 }
