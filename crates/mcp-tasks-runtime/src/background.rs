@@ -1,0 +1,57 @@
+//! The background loops `start` spawns. Each only wraps a `*_once` method on
+//! a timer (River style), so tests drive the same code without timers.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::executor;
+use crate::reaper;
+use crate::shared::Shared;
+use crate::triage::{self, TriageScope};
+
+pub(crate) fn spawn_all(shared: &Arc<Shared>) {
+    let mut loops = shared.background.lock().unwrap_or_else(|p| p.into_inner());
+    loops.push(tokio::spawn(executor_loop(shared.clone())));
+    loops.push(every(shared, shared.policy.reaper_interval, "reaper", |s| async move {
+        reaper::reap_once(&s).await.map(|_| ())?;
+        triage::triage_once(&s, TriageScope::ExpiredLeases).await.map(|_| ())
+    }));
+    loops.push(every(shared, shared.policy.poll_flush_interval, "poll flusher", |s| async move {
+        s.polls.flush(s.store.as_ref()).await.map(|_| ()).map_err(Into::into)
+    }));
+}
+
+/// Claims due work whenever woken (a local create, a freed slot, a retry) or
+/// on the claim interval (retries coming due, other instances' tasks).
+async fn executor_loop(shared: Arc<Shared>) {
+    loop {
+        if let Err(e) = executor::run_due_once(&shared).await {
+            tracing::warn!(error = %e, "executor could not claim work");
+        }
+        tokio::select! {
+            _ = shared.background_stop.cancelled() => return,
+            _ = shared.wakeups.executor.notified() => {}
+            _ = tokio::time::sleep(shared.claim_interval) => {}
+        }
+    }
+}
+
+fn every<F, Fut>(shared: &Arc<Shared>, period: Duration, name: &'static str, f: F) -> tokio::task::JoinHandle<()>
+where
+    F: Fn(Arc<Shared>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(), crate::RuntimeError>> + Send,
+{
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = shared.background_stop.cancelled() => return,
+                _ = tokio::time::sleep(period) => {}
+            }
+            if let Err(e) = f(shared.clone()).await {
+                tracing::warn!(error = %e, "{name} pass failed; will retry next tick");
+            }
+        }
+    })
+}

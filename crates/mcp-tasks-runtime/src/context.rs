@@ -1,0 +1,236 @@
+//! [`TaskContext`]: what a running handler sees of its task and can do to it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_store::{Change, Guard, GuardedUpdate, UpdateOutcome};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Cancelled, RuntimeError};
+use crate::shared::{MAX_CAS_RETRIES, Shared};
+
+/// How often a handler waiting for input re-reads the store, in case the
+/// answer arrived through another instance (in-process answers wake it at once).
+pub const INPUT_RECHECK: Duration = Duration::from_millis(500);
+
+/// The handle a tool's [`run`](crate::TaskTool::run) gets for one attempt.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct TaskContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    task_id: TaskId,
+    arguments: Value,
+    attempt: u32,
+    max_attempts: u32,
+    principal: Option<String>,
+    token: CancellationToken,
+}
+
+impl std::fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskContext")
+            .field("task_id", &self.inner.task_id)
+            .field("attempt", &self.inner.attempt)
+            .field("max_attempts", &self.inner.max_attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskContext {
+    pub(crate) fn new(shared: Arc<Shared>, record: &TaskRecord, token: CancellationToken) -> Self {
+        TaskContext {
+            inner: Arc::new(Inner {
+                shared,
+                task_id: record.id.clone(),
+                arguments: record.arguments.clone(),
+                attempt: record.attempt,
+                max_attempts: record.max_attempts,
+                principal: record.principal.clone(),
+                token,
+            }),
+        }
+    }
+
+    /// The task's id.
+    pub fn task_id(&self) -> &TaskId {
+        &self.inner.task_id
+    }
+
+    /// The tool's arguments.
+    pub fn arguments(&self) -> &Value {
+        &self.inner.arguments
+    }
+
+    /// This attempt's number, from 1.
+    pub fn attempt(&self) -> u32 {
+        self.inner.attempt
+    }
+
+    /// The task's attempt ceiling.
+    pub fn max_attempts(&self) -> u32 {
+        self.inner.max_attempts
+    }
+
+    /// The principal that owns the task, if any.
+    pub fn principal(&self) -> Option<&str> {
+        self.inner.principal.as_deref()
+    }
+
+    /// Now, by the runtime's clock.
+    pub fn now(&self) -> Timestamp {
+        self.inner.shared.now()
+    }
+
+    /// Cancelled when the client cancels, the task is taken over (lease
+    /// lost, timed out) or the server shuts down: the handler should stop.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.token
+    }
+
+    /// Whether [`cancellation`](Self::cancellation) has fired.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.token.is_cancelled()
+    }
+
+    /// Sleeps for `d` (real time), ending early with `Err` if cancelled.
+    pub async fn sleep(&self, d: Duration) -> Result<(), Cancelled> {
+        tokio::select! {
+            _ = self.inner.token.cancelled() => Err(Cancelled),
+            _ = tokio::time::sleep(d) => Ok(()),
+        }
+    }
+
+    /// The guard every write of this handler carries: it still holds the
+    /// lease for this attempt.
+    fn own_guard(&self) -> Guard {
+        Guard {
+            lease_owner: Some(self.inner.shared.owner.clone()),
+            attempt: Some(self.inner.attempt),
+            ..Guard::id(self.inner.task_id.clone())
+        }
+    }
+
+    /// Sets the task's status message (guarded on this handler's lease).
+    pub async fn set_status_message(&self, msg: impl Into<String>) -> Result<(), RuntimeError> {
+        let shared = &self.inner.shared;
+        let change = Change { now: shared.now(), status_message: Some(Some(msg.into())), ..Change::default() };
+        match shared.apply_one(GuardedUpdate::change(self.own_guard(), change)).await? {
+            UpdateOutcome::Applied(_) => Ok(()),
+            _ => Err(RuntimeError::LeaseLost(self.inner.task_id.clone())),
+        }
+    }
+
+    /// Reads the task and checks this handler still owns it and may go on.
+    async fn read_own(&self) -> Result<TaskRecord, RuntimeError> {
+        let id = &self.inner.task_id;
+        if self.is_cancelled() {
+            return Err(RuntimeError::Cancelled(id.clone()));
+        }
+        let record = self.inner.shared.store.get(id).await?.ok_or_else(|| RuntimeError::LeaseLost(id.clone()))?;
+        let owned = record.status.is_live()
+            && record.attempt == self.inner.attempt
+            && record.lease.as_ref().is_some_and(|l| l.owner == self.inner.shared.owner);
+        if !owned {
+            return Err(RuntimeError::LeaseLost(id.clone()));
+        }
+        if record.cancel_requested {
+            return Err(RuntimeError::Cancelled(id.clone()));
+        }
+        Ok(record)
+    }
+
+    /// Durable input requests (MRTR `inputRequests`): stores `requests`, sets
+    /// the task `input_required`, waits until every key is answered (through
+    /// [`Runtime::answer_input`](crate::Runtime::answer_input)), sets it
+    /// `working` again and returns the answers. Keys answered before (even
+    /// before a restart) return at once, so a re-run handler never asks twice.
+    /// A key already stored keeps its first request. Fails if cancelled.
+    pub async fn request_input(
+        &self,
+        requests: BTreeMap<String, Value>,
+    ) -> Result<BTreeMap<String, Value>, RuntimeError> {
+        let shared = &self.inner.shared;
+        let id = &self.inner.task_id;
+        let answers_for = |record: &TaskRecord| -> Option<BTreeMap<String, Value>> {
+            requests
+                .keys()
+                .map(|k| record.input_responses.get(k).map(|v| (k.clone(), v.clone())))
+                .collect()
+        };
+        // Subscribe before the first read so an answer in between is not missed.
+        let mut subscription = shared.wakeups.subscribe(id);
+
+        // Store the requests (unless already answered or stored).
+        let mut stored = false;
+        for _ in 0..MAX_CAS_RETRIES {
+            let record = self.read_own().await?;
+            if let Some(answers) = answers_for(&record) {
+                return Ok(answers);
+            }
+            let mut merged = record.input_requests.clone();
+            for (k, v) in &requests {
+                merged.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            if merged == record.input_requests && record.status == TaskStatus::InputRequired {
+                stored = true;
+                break;
+            }
+            let pending: Vec<&str> =
+                requests.keys().filter(|k| !record.input_responses.contains_key(*k)).map(String::as_str).collect();
+            let guard = Guard { version: Some(record.version), cancel_requested: Some(false), ..self.own_guard() };
+            let change = Change {
+                now: shared.now(),
+                status: Some(TaskStatus::InputRequired),
+                status_message: Some(Some(format!("waiting for input: {}", pending.join(", ")))),
+                input_requests: Some(merged),
+                ..Change::default()
+            };
+            if shared.apply_one(GuardedUpdate::change(guard, change)).await?.applied() {
+                stored = true;
+                break;
+            }
+        }
+        if !stored {
+            return Err(RuntimeError::LeaseLost(id.clone()));
+        }
+
+        // Wait for every key, then go back to working.
+        loop {
+            tokio::select! {
+                _ = self.inner.token.cancelled() => return Err(RuntimeError::Cancelled(id.clone())),
+                _ = subscription.answered() => {}
+                _ = tokio::time::sleep(INPUT_RECHECK) => {}
+            }
+            let mut tries = 0;
+            loop {
+                let record = self.read_own().await?;
+                let Some(answers) = answers_for(&record) else { break };
+                // Parallel requests of this handler may still be pending.
+                if record.pending_input().next().is_some() || record.status == TaskStatus::Working {
+                    return Ok(answers);
+                }
+                let guard = Guard { version: Some(record.version), cancel_requested: Some(false), ..self.own_guard() };
+                let change = Change {
+                    now: shared.now(),
+                    status: Some(TaskStatus::Working),
+                    status_message: Some(Some("input received; working".to_owned())),
+                    ..Change::default()
+                };
+                if shared.apply_one(GuardedUpdate::change(guard, change)).await?.applied() {
+                    return Ok(answers);
+                }
+                tries += 1;
+                if tries >= MAX_CAS_RETRIES {
+                    return Err(RuntimeError::LeaseLost(id.clone()));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! What can go wrong in the runtime, in words a caller can act on.
+
+use mcp_tasks_core::{IllegalTransition, TaskId};
+use mcp_tasks_store::StoreError;
+
+/// A runtime operation that could not be carried out.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuntimeError {
+    /// No such task — also what a principal gets for another principal's
+    /// task, with the same words, so ids cannot be probed.
+    #[error("task {0} not found (unknown, expired, or not yours)")]
+    TaskNotFound(TaskId),
+    /// The tool is not registered with this runtime.
+    #[error("unknown tool {tool:?}; this server's tools are: {}", known_list(.known))]
+    UnknownTool {
+        /// The name asked for.
+        tool: String,
+        /// The tools that do exist, sorted.
+        known: Vec<String>,
+    },
+    /// The idempotency key is bound to a different tool call.
+    #[error(
+        "idempotency key {key:?} is already bound to a different tool call (other tool or arguments); \
+         reuse a key only for the identical call"
+    )]
+    IdempotencyConflict {
+        /// The reused key.
+        key: String,
+    },
+    /// A move out of a terminal status was asked for.
+    #[error(transparent)]
+    IllegalTransition(IllegalTransition),
+    /// The policy or runtime configuration does not hold together.
+    #[error("invalid policy: {0}")]
+    InvalidPolicy(String),
+    /// Two tools were registered under one name.
+    #[error("tool {0:?} is registered twice; tool names must be unique")]
+    DuplicateTool(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(StoreError),
+    /// The runtime is shutting down and takes no new work.
+    #[error("the task runtime is shutting down and takes no new work")]
+    ShuttingDown,
+    /// The task was cancelled while a handler waited on it.
+    #[error("task {0} was cancelled")]
+    Cancelled(TaskId),
+    /// This executor no longer holds the task's lease: another executor, the
+    /// reaper or triage has taken it over, so this handler must stop.
+    #[error("task {0} is no longer leased to this executor (it was taken over, timed out or finished)")]
+    LeaseLost(TaskId),
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() { "(none)".to_owned() } else { known.join(", ") }
+}
+
+impl From<StoreError> for RuntimeError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::IdempotencyConflict { key, .. } => RuntimeError::IdempotencyConflict { key },
+            other => RuntimeError::Store(other),
+        }
+    }
+}
+
+impl From<IllegalTransition> for RuntimeError {
+    fn from(e: IllegalTransition) -> Self {
+        RuntimeError::IllegalTransition(e)
+    }
+}
+
+/// A wait that ended because the task was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cancelled")]
+pub struct Cancelled;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_tool_names_it_and_lists_known_ones() {
+        let e = RuntimeError::UnknownTool { tool: "nope".into(), known: vec!["a".into(), "b".into()] };
+        let text = e.to_string();
+        assert!(text.contains("\"nope\"") && text.contains("a, b"), "{text}");
+    }
+
+    #[test]
+    fn store_conflicts_become_idempotency_conflicts() {
+        let e: RuntimeError =
+            StoreError::IdempotencyConflict { key: "k".into(), existing: TaskId::from("t") }.into();
+        assert_eq!(e, RuntimeError::IdempotencyConflict { key: "k".into() });
+        assert!(e.to_string().contains("idempotency key \"k\""));
+    }
+}

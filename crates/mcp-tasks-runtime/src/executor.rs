@@ -1,0 +1,229 @@
+//! The executor: claims due tasks, leases them, runs their handlers, renews
+//! the lease at a third of its length and writes each attempt's outcome as a
+//! change guarded on (lease owner, attempt, live) — so a late completion of
+//! a task that was cancelled, timed out or taken over changes nothing.
+
+use std::sync::Arc;
+
+use mcp_tasks_core::{Lease, TaskId, TaskRecord};
+use mcp_tasks_store::{ClaimParams, Change, Guard, GuardedUpdate, UpdateOutcome};
+use serde_json::Value;
+
+use crate::context::TaskContext;
+use crate::error::RuntimeError;
+use crate::running::{RunningHandler, StopReason};
+use crate::shared::Shared;
+use crate::tool::ToolFailure;
+use crate::transitions::{self, CANCELLED_BY_CLIENT, Settlement};
+
+/// Claims up to the free share of `concurrency` and spawns a handler for each.
+pub(crate) async fn run_due_once(shared: &Arc<Shared>) -> Result<usize, RuntimeError> {
+    let _claiming = shared.claim_lock.lock().await;
+    if shared.is_stopping() || shared.tools.is_empty() {
+        return Ok(0);
+    }
+    let free = shared.concurrency.saturating_sub(shared.running.len());
+    if free == 0 {
+        return Ok(0);
+    }
+    let now = shared.now();
+    let claimed = shared
+        .store
+        .claim(ClaimParams {
+            owner: shared.owner.clone(),
+            now,
+            lease_expires_at: now.plus(shared.policy.lease_duration),
+            limit: free,
+            tools: Some(shared.tool_names()),
+        })
+        .await?;
+    let n = claimed.len();
+    for record in claimed {
+        spawn_handler(shared, record);
+    }
+    Ok(n)
+}
+
+/// Removes a handler from the registry however its task ends (even aborted).
+struct Deregister {
+    shared: Arc<Shared>,
+    id: TaskId,
+}
+
+impl Drop for Deregister {
+    fn drop(&mut self) {
+        self.shared.running.remove(&self.id);
+        self.shared.wakeups.work_available();
+    }
+}
+
+/// Aborts a spawned task when dropped (the tool's own task, when its driver
+/// is aborted at shutdown).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn spawn_handler(shared: &Arc<Shared>, record: TaskRecord) {
+    let handler = Arc::new(RunningHandler::new(record.attempt, record.max_attempts));
+    shared.running.insert(record.id.clone(), handler.clone());
+    let deregister = Deregister { shared: shared.clone(), id: record.id.clone() };
+    let driver = tokio::spawn(drive(shared.clone(), record, handler.clone(), deregister));
+    handler.set_abort(driver.abort_handle());
+}
+
+/// Runs one attempt to its end and writes the outcome.
+async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
+    let Some(registered) = shared.tools.get(&record.tool) else {
+        // Claims are filtered by our tools; this cannot happen, but never panic.
+        tracing::error!(task = %record.id, tool = %record.tool, "claimed a task for a tool this runtime lacks");
+        return;
+    };
+    let ctx = TaskContext::new(shared.clone(), &record, handler.token.clone());
+    let tool = registered.tool.clone();
+    let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
+    let renew_every = shared.policy.lease_duration / 3;
+    let mut renewing = true;
+    let outcome: Result<Value, ToolFailure> = loop {
+        tokio::select! {
+            joined = &mut run.0 => break joined.unwrap_or_else(|e| {
+                let why = if e.is_panic() { "the tool panicked" } else { "the tool's task was aborted" };
+                Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
+            }),
+            _ = tokio::time::sleep(renew_every), if renewing => {
+                renewing = renew(&shared, &record, &handler).await;
+            }
+        }
+    };
+    settle(&shared, &record, &handler, outcome).await;
+}
+
+/// Extends the lease; returns whether to keep renewing. A lost renewal means
+/// someone else owns the task now: the handler is told to stop.
+async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler) -> bool {
+    let now = shared.now();
+    let lease = Lease { owner: shared.owner.clone(), expires_at: now.plus(shared.policy.lease_duration) };
+    let guard = Guard {
+        lease_owner: Some(shared.owner.clone()),
+        attempt: Some(record.attempt),
+        ..Guard::id(record.id.clone())
+    };
+    let change = Change { now, lease: Some(Some(lease)), ..Change::default() };
+    match shared.apply_one(GuardedUpdate::change(guard, change)).await {
+        Ok(UpdateOutcome::Applied(Some(row))) => {
+            if row.cancel_requested {
+                // A cancel acknowledged by another instance.
+                handler.stop(StopReason::CancelRequested);
+            }
+            true
+        }
+        Ok(_) => {
+            tracing::info!(task = %record.id, attempt = record.attempt, "lease renewal lost: the task was taken over or ended");
+            handler.stop(StopReason::LeaseLost);
+            false
+        }
+        Err(e) => {
+            // Keep the handler: the next renewal may get through before the lease lapses.
+            tracing::warn!(task = %record.id, error = %e, "lease renewal failed");
+            true
+        }
+    }
+}
+
+/// Writes the attempt's outcome, guarded on our lease and attempt.
+async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, outcome: Result<Value, ToolFailure>) {
+    let id = &record.id;
+    let now = shared.now();
+    let own = Guard {
+        lease_owner: Some(shared.owner.clone()),
+        attempt: Some(record.attempt),
+        ..Guard::id(id.clone())
+    };
+    let cancel = || {
+        GuardedUpdate::change(
+            Guard { cancel_requested: Some(true), ..own.clone() },
+            transitions::cancelled(now, &shared.policy.retention, CANCELLED_BY_CLIENT),
+        )
+    };
+    let update = match handler.reason() {
+        Some(StopReason::LeaseLost) => {
+            tracing::info!(task = %id, "handler returned after losing its lease; its outcome is discarded");
+            return;
+        }
+        Some(StopReason::Shutdown) => {
+            release_at_shutdown(shared, id, handler).await;
+            return;
+        }
+        // Cancellation acknowledged to the client wins over whatever the
+        // handler returned, so "cancel acked ⇒ cancelled" unless already terminal.
+        Some(StopReason::CancelRequested) => cancel(),
+        None => {
+            let (settlement, change) = {
+                let mut rng = shared.next_random();
+                transitions::settle(
+                    outcome,
+                    record.attempt,
+                    record.max_attempts,
+                    now,
+                    &shared.policy,
+                    &shared.classifier,
+                    rng.as_mut(),
+                )
+            };
+            tracing::debug!(task = %id, attempt = record.attempt, ?settlement, "attempt settled");
+            let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
+            match shared.apply_one(guarded).await {
+                Ok(UpdateOutcome::Applied(_)) => {
+                    if matches!(settlement, Settlement::Retry { .. } | Settlement::Snoozed { .. }) {
+                        shared.wakeups.work_available();
+                    }
+                    return;
+                }
+                // Perhaps a cancel arrived after the last renewal: honour it.
+                Ok(_) => cancel(),
+                Err(e) => {
+                    tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide");
+                    return;
+                }
+            }
+        }
+    };
+    match shared.apply_one(update).await {
+        Ok(UpdateOutcome::Applied(_)) => {}
+        Ok(lost) => tracing::info!(task = %id, ?lost, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
+        Err(e) => tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide"),
+    }
+}
+
+/// Hands back the lease of a handler stopped at shutdown, attempt unspent
+/// (or, if the client asked to cancel meanwhile, ends it `cancelled`: an
+/// unleased cancel-requested task would never be claimed again).
+pub(crate) async fn release_at_shutdown(shared: &Shared, id: &TaskId, handler: &RunningHandler) {
+    let now = shared.now();
+    let own = Guard {
+        lease_owner: Some(shared.owner.clone()),
+        attempt: Some(handler.attempt),
+        ..Guard::id(id.clone())
+    };
+    let release = GuardedUpdate::change(
+        Guard { cancel_requested: Some(false), ..own.clone() },
+        transitions::released_at_shutdown(now, handler.attempt, handler.max_attempts),
+    );
+    let cancel = GuardedUpdate::change(
+        Guard { cancel_requested: Some(true), ..own },
+        transitions::cancelled(now, &shared.policy.retention, CANCELLED_BY_CLIENT),
+    );
+    // One of the two guards holds if we still own the task; neither if not.
+    match shared.store.apply(vec![release, cancel]).await {
+        Ok(outcomes) => tracing::info!(
+            task = %id,
+            released = outcomes.first().is_some_and(UpdateOutcome::applied),
+            cancelled = outcomes.get(1).is_some_and(UpdateOutcome::applied),
+            "handed back at shutdown"
+        ),
+        Err(e) => tracing::warn!(task = %id, error = %e, "cannot hand back the lease at shutdown; it will lapse"),
+    }
+}

@@ -1,0 +1,135 @@
+//! The registry of handlers running in this process, so a cancel, a sweep
+//! or a shutdown can reach a handler's cancellation token at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mcp_tasks_core::TaskId;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Why a handler's token was cancelled; decides what the executor writes
+/// when the handler returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopReason {
+    /// The client asked to cancel: the task ends `cancelled`.
+    CancelRequested,
+    /// Another executor, the reaper or triage owns the task now: write nothing.
+    LeaseLost,
+    /// The process is shutting down: hand the lease back, attempt unspent.
+    Shutdown,
+}
+
+/// One running handler.
+#[derive(Debug)]
+pub(crate) struct RunningHandler {
+    pub(crate) token: CancellationToken,
+    pub(crate) attempt: u32,
+    pub(crate) max_attempts: u32,
+    reason: Mutex<Option<StopReason>>,
+    abort: Mutex<Option<AbortHandle>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while these locks are held.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl RunningHandler {
+    pub(crate) fn new(attempt: u32, max_attempts: u32) -> Self {
+        RunningHandler {
+            token: CancellationToken::new(),
+            attempt,
+            max_attempts,
+            reason: Mutex::new(None),
+            abort: Mutex::new(None),
+        }
+    }
+
+    /// Cancels the token; the first reason given is the one that counts.
+    pub(crate) fn stop(&self, reason: StopReason) {
+        lock(&self.reason).get_or_insert(reason);
+        self.token.cancel();
+    }
+
+    /// Why it was stopped, if it was.
+    pub(crate) fn reason(&self) -> Option<StopReason> {
+        *lock(&self.reason)
+    }
+
+    pub(crate) fn set_abort(&self, handle: AbortHandle) {
+        *lock(&self.abort) = Some(handle);
+    }
+
+    /// Aborts the handler's driving task (shutdown, after the grace period).
+    pub(crate) fn abort(&self) {
+        if let Some(h) = lock(&self.abort).as_ref() {
+            h.abort();
+        }
+    }
+}
+
+/// Handlers running in this process, by task.
+#[derive(Debug, Default)]
+pub(crate) struct Running {
+    map: Mutex<HashMap<TaskId, Arc<RunningHandler>>>,
+    changed: Notify,
+}
+
+impl Running {
+    pub(crate) fn insert(&self, id: TaskId, handler: Arc<RunningHandler>) {
+        lock(&self.map).insert(id, handler);
+    }
+
+    pub(crate) fn remove(&self, id: &TaskId) {
+        lock(&self.map).remove(id);
+        self.changed.notify_waiters();
+    }
+
+    pub(crate) fn get(&self, id: &TaskId) -> Option<Arc<RunningHandler>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<(TaskId, Arc<RunningHandler>)> {
+        lock(&self.map).iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
+    /// Stops the handler of `id`, if one runs here.
+    pub(crate) fn stop(&self, id: &TaskId, reason: StopReason) {
+        if let Some(h) = self.get(id) {
+            h.stop(reason);
+        }
+    }
+
+    /// Waits until no handler runs.
+    pub(crate) async fn wait_empty(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.len() == 0 {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_reason_sticks() {
+        let h = RunningHandler::new(1, 3);
+        h.stop(StopReason::CancelRequested);
+        h.stop(StopReason::Shutdown);
+        assert_eq!(h.reason(), Some(StopReason::CancelRequested));
+        assert!(h.token.is_cancelled());
+    }
+}

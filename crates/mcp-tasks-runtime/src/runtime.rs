@@ -1,0 +1,269 @@
+//! [`Runtime`]: the one object a server holds. Client operations (create,
+//! get, cancel, answer) read → decide → apply with the version they read,
+//! retrying a bounded number of times when they lose a race.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_tasks_core::{Policy, TaskId, TaskRecord};
+use mcp_tasks_store::{Change, Guard, GuardedUpdate, NewTask, TaskStore, UpdateOutcome};
+use serde_json::Value;
+
+use crate::background;
+use crate::builder::RuntimeBuilder;
+use crate::dead_letters::DeadLetters;
+use crate::error::RuntimeError;
+use crate::executor;
+use crate::reaper::{self, ReapReport};
+use crate::running::StopReason;
+use crate::shared::{MAX_CAS_RETRIES, Shared};
+use crate::tool::ToolSpec;
+use crate::transitions::{self, CANCELLED_BY_CLIENT};
+use crate::triage::{self, TriageReport, TriageScope};
+use crate::view::{CreateTask, TaskView};
+
+/// Durable, policy-governed task execution over a [`TaskStore`]. Cheap to
+/// clone (an `Arc` inside); create one per process.
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Runtime {
+    /// Starts configuring a runtime on `store`.
+    pub fn builder(store: Arc<dyn TaskStore>) -> RuntimeBuilder {
+        RuntimeBuilder::new(store)
+    }
+
+    /// Runs startup triage (every lease when single-node, else lapsed ones),
+    /// then spawns the executor, the reaper timer (reaper pass plus lapsed-lease
+    /// triage) and the poll-timestamp flusher. Calling it again does nothing.
+    pub async fn start(&self) -> Result<(), RuntimeError> {
+        if self.shared.is_stopping() {
+            return Err(RuntimeError::ShuttingDown);
+        }
+        if self.shared.started.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let scope = if self.shared.single_node { TriageScope::AllLeases } else { TriageScope::ExpiredLeases };
+        let report = self.triage_once(scope).await?;
+        tracing::info!(?scope, ?report, owner = %self.shared.owner, "runtime starting");
+        background::spawn_all(&self.shared);
+        Ok(())
+    }
+
+    /// Stops claiming and the background loops; lets running handlers finish
+    /// within `grace`; then cancels the rest and hands their leases back
+    /// without spending an attempt, so the next start resumes them at once.
+    pub async fn shutdown(&self, grace: Duration) {
+        let shared = &self.shared;
+        shared.stopping.store(true, Ordering::SeqCst);
+        shared.background_stop.cancel();
+        // Wait for an in-flight claim to finish so no handler starts after this.
+        drop(shared.claim_lock.lock().await);
+        let _ = tokio::time::timeout(grace, shared.running.wait_empty()).await;
+        for (id, handler) in shared.running.snapshot() {
+            handler.stop(StopReason::Shutdown);
+            handler.abort();
+            executor::release_at_shutdown(shared, &id, &handler).await;
+            shared.running.remove(&id);
+        }
+        let loops: Vec<_> = shared.background.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
+        for handle in loops {
+            let _ = handle.await;
+        }
+        if let Err(e) = shared.polls.flush(shared.store.as_ref()).await {
+            tracing::warn!(error = %e, "cannot write the last poll timestamps at shutdown");
+        }
+    }
+
+    /// Creates a task; returns once it is durable. With an idempotency key
+    /// already used for the identical call, returns that task instead.
+    pub async fn create_task(&self, req: CreateTask) -> Result<TaskView, RuntimeError> {
+        let shared = &self.shared;
+        if shared.is_stopping() {
+            return Err(RuntimeError::ShuttingDown);
+        }
+        if !shared.tools.contains_key(&req.tool) {
+            return Err(RuntimeError::UnknownTool { tool: req.tool, known: shared.tool_names() });
+        }
+        let now = shared.now();
+        let created = shared
+            .store
+            .create(NewTask {
+                id: TaskId::random(),
+                tool: req.tool,
+                arguments: req.arguments,
+                principal: req.principal,
+                idempotency_key: req.idempotency_key,
+                max_attempts: shared.policy.retry.max_attempts,
+                created_at: now,
+                deadline_at: now.plus(shared.policy.retention.max_execution),
+                run_at: now,
+                status_message: None,
+            })
+            .await?;
+        if created.created {
+            shared.wakeups.work_available();
+        }
+        Ok(shared.view(created.record).await)
+    }
+
+    /// Reads a task (recording the poll in memory, written in batches).
+    /// Another principal's task is [`RuntimeError::TaskNotFound`].
+    pub async fn get_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
+        let record = self.shared.read_visible(id, principal).await?;
+        self.shared.polls.record(id, self.shared.now());
+        Ok(self.shared.view(record).await)
+    }
+
+    /// Asks to cancel a task; the acknowledgement is durable. An unleased
+    /// task (queued, or waiting to retry) is cancelled at once; a running one
+    /// is flagged, its handler told at once if it runs here (else at its
+    /// executor's next lease renewal), and it ends `cancelled` when the
+    /// handler returns — whatever the handler returned. A terminal task is
+    /// returned unchanged.
+    pub async fn cancel_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
+        let shared = &self.shared;
+        for _ in 0..MAX_CAS_RETRIES {
+            let record = shared.read_visible(id, principal).await?;
+            if record.status.is_terminal() || record.cancel_requested {
+                shared.running.stop(id, StopReason::CancelRequested);
+                return Ok(shared.view(record).await);
+            }
+            let now = shared.now();
+            // A lapsed lease belongs to a dead or stalled executor: nobody will
+            // honour a flag, so cancel directly (a late write by it loses its guard).
+            let leased = record.lease.as_ref().is_some_and(|l| l.expires_at > now);
+            let change = if leased {
+                Change {
+                    now,
+                    cancel_requested: Some(true),
+                    status_message: Some(Some("cancellation requested".to_owned())),
+                    ..Change::default()
+                }
+            } else {
+                transitions::cancelled(now, &shared.policy.retention, CANCELLED_BY_CLIENT)
+            };
+            match shared.apply_one(GuardedUpdate::change(Guard::read(&record), change)).await? {
+                UpdateOutcome::Applied(Some(after)) => {
+                    shared.running.stop(id, StopReason::CancelRequested);
+                    return Ok(shared.view(after).await);
+                }
+                UpdateOutcome::NotFound => return Err(RuntimeError::TaskNotFound(id.clone())),
+                _ => tracing::debug!(task = %id, "cancel lost a race; re-reading"),
+            }
+        }
+        Err(contended(id))
+    }
+
+    /// Records answers to a task's input requests and wakes its handler.
+    /// Unknown and already-answered keys are ignored, as are answers to a
+    /// terminal task.
+    pub async fn answer_input(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+        responses: BTreeMap<String, Value>,
+    ) -> Result<(), RuntimeError> {
+        let shared = &self.shared;
+        for _ in 0..MAX_CAS_RETRIES {
+            let record = shared.read_visible(id, principal).await?;
+            let Some(merged) = merge_answers(&record, &responses) else {
+                return Ok(());
+            };
+            let change = Change { now: shared.now(), input_responses: Some(merged), ..Change::default() };
+            match shared.apply_one(GuardedUpdate::change(Guard::read(&record), change)).await? {
+                UpdateOutcome::Applied(_) => {
+                    shared.wakeups.answered(id);
+                    return Ok(());
+                }
+                UpdateOutcome::NotFound => return Err(RuntimeError::TaskNotFound(id.clone())),
+                UpdateOutcome::Lost => tracing::debug!(task = %id, "answer lost a race; re-reading"),
+            }
+        }
+        Err(contended(id))
+    }
+
+    /// The registered tools' declarations, by name.
+    pub fn tools(&self) -> Vec<ToolSpec> {
+        self.shared.tools.values().map(|t| t.spec.clone()).collect()
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.shared.policy
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.shared.store
+    }
+
+    /// This runtime's lease owner name (unique per runtime).
+    pub fn executor_id(&self) -> &str {
+        &self.shared.owner
+    }
+
+    /// One reaper pass: flush polls; then timeouts → orphans → expiry.
+    pub async fn reap_once(&self) -> Result<ReapReport, RuntimeError> {
+        reaper::reap_once(&self.shared).await
+    }
+
+    /// One triage pass over `scope`.
+    pub async fn triage_once(&self, scope: TriageScope) -> Result<TriageReport, RuntimeError> {
+        triage::triage_once(&self.shared, scope).await
+    }
+
+    /// Writes buffered poll timestamps; returns how many.
+    pub async fn flush_polls(&self) -> Result<usize, RuntimeError> {
+        Ok(self.shared.polls.flush(self.shared.store.as_ref()).await?)
+    }
+
+    /// Claims due tasks up to the free concurrency and spawns their
+    /// handlers; returns how many started.
+    pub async fn run_due_once(&self) -> Result<usize, RuntimeError> {
+        executor::run_due_once(&self.shared).await
+    }
+
+    /// How many handlers run in this process now.
+    pub fn running(&self) -> usize {
+        self.shared.running.len()
+    }
+
+    /// Waits until no handler runs in this process (each one's outcome written).
+    pub async fn idle(&self) {
+        self.shared.running.wait_empty().await
+    }
+
+    /// The dead-letter queue.
+    pub fn dead_letters(&self) -> DeadLetters<'_> {
+        DeadLetters { runtime: self }
+    }
+}
+
+/// The task's answers with the new ones added, or `None` if nothing new
+/// applies (unknown or answered keys, or a terminal task).
+fn merge_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Option<BTreeMap<String, Value>> {
+    if record.status.is_terminal() {
+        return None;
+    }
+    let mut merged = record.input_responses.clone();
+    let mut added = false;
+    for (k, v) in responses {
+        if record.input_requests.contains_key(k) && !merged.contains_key(k) {
+            merged.insert(k.clone(), v.clone());
+            added = true;
+        }
+    }
+    added.then_some(merged)
+}
+
+fn contended(id: &TaskId) -> RuntimeError {
+    RuntimeError::Store(mcp_tasks_store::StoreError::Unavailable(format!(
+        "task {id} kept changing under {MAX_CAS_RETRIES} consecutive attempts to update it; try again"
+    )))
+}
+

@@ -1,0 +1,283 @@
+//! Decisions made in `mcp-tasks-core`, turned into store [`Change`]s.
+//!
+//! Nothing here decides policy: the classifier, retry policy, reaper and
+//! triage decide; this module only says which fields each decision writes.
+//! Every terminal change also drops the lease and the due instant, so a
+//! terminal row never looks claimable or leased.
+
+use std::time::Duration;
+
+use mcp_tasks_core::reaper::ReaperAction;
+use mcp_tasks_core::{
+    Classifier, Failure, FailureClass, Policy, RandomSource, RetentionPolicy, RetryDecision, TaskError,
+    TaskRecord, TaskStatus, Timestamp, TriageDecision,
+};
+use mcp_tasks_store::{Change, NewDeadLetter, Update};
+use serde_json::{Value, json};
+
+use crate::tool::{FailureKind, ToolFailure};
+
+/// A change that ends the task in `status` at `now`.
+fn terminal(now: Timestamp, retention: &RetentionPolicy, status: TaskStatus) -> Change {
+    Change {
+        now,
+        status: Some(status),
+        terminal_at: Some(now),
+        expires_at: Some(Some(retention.expires_at(status, now))),
+        lease: Some(None),
+        run_at: Some(None),
+        ..Change::default()
+    }
+}
+
+/// The task completed with `result`.
+pub(crate) fn completed(now: Timestamp, retention: &RetentionPolicy, result: Value) -> Change {
+    Change { result: Some(result), ..terminal(now, retention, TaskStatus::Completed) }
+}
+
+/// The task failed with `error`, dead-lettered in the same write when `dead_letter` is given.
+pub(crate) fn failed(
+    now: Timestamp,
+    retention: &RetentionPolicy,
+    error: TaskError,
+    dead_letter: Option<NewDeadLetter>,
+) -> Change {
+    Change {
+        status_message: Some(Some(error.message.clone())),
+        error: Some(error),
+        dead_letter,
+        ..terminal(now, retention, TaskStatus::Failed)
+    }
+}
+
+/// The task was cancelled, for the reason in `message`.
+pub(crate) fn cancelled(now: Timestamp, retention: &RetentionPolicy, message: impl Into<String>) -> Change {
+    Change { status_message: Some(Some(message.into())), ..terminal(now, retention, TaskStatus::Cancelled) }
+}
+
+/// The status message of a task cancelled at its client's request.
+pub(crate) const CANCELLED_BY_CLIENT: &str = "cancelled at the client's request";
+
+/// The task goes back to the queue: `working`, unleased, due at `run_at`.
+pub(crate) fn requeued(now: Timestamp, run_at: Timestamp, attempt: u32, message: String) -> Change {
+    Change {
+        now,
+        status: Some(TaskStatus::Working),
+        attempt: Some(attempt),
+        run_at: Some(Some(run_at)),
+        lease: Some(None),
+        status_message: Some(Some(message)),
+        ..Change::default()
+    }
+}
+
+/// The lease is handed back at shutdown without consuming an attempt, due
+/// at once so the next start picks the task up immediately.
+pub(crate) fn released_at_shutdown(now: Timestamp, attempt: u32, max: u32) -> Change {
+    requeued(now, now, attempt, format!("interrupted by a server shutdown; will resume (attempt {attempt} of {max})"))
+}
+
+/// How one attempt ended, as the executor writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Settlement {
+    /// Completed with a result.
+    Completed,
+    /// Scheduled to run again after `delay` as `attempt`.
+    Retry {
+        /// The next attempt.
+        attempt: u32,
+        /// The backoff.
+        delay: Duration,
+    },
+    /// Re-run after `delay` at the tool's request, same attempt.
+    Snoozed {
+        /// The wait.
+        delay: Duration,
+    },
+    /// Failed for good.
+    Failed {
+        /// Why: transient-turned-poison, permanent, or a protocol error (`None`).
+        class: Option<FailureClass>,
+    },
+}
+
+/// Turns the outcome of attempt `attempt` (of `max`) into the change to
+/// write: classifier and retry policy decide, this writes their decision.
+pub(crate) fn settle(
+    outcome: Result<Value, ToolFailure>,
+    attempt: u32,
+    max: u32,
+    now: Timestamp,
+    policy: &Policy,
+    classifier: &Classifier,
+    rng: &mut dyn RandomSource,
+) -> (Settlement, Change) {
+    let retention = &policy.retention;
+    let failure = match outcome {
+        Ok(result) => return (Settlement::Completed, completed(now, retention, result)),
+        Err(f) => f,
+    };
+    let class = match failure.kind {
+        FailureKind::Protocol(error) => {
+            return (Settlement::Failed { class: None }, failed(now, retention, error, None));
+        }
+        FailureKind::RetryAfter(delay) => {
+            let message = format!(
+                "waiting {} ms before running again, as the tool asked (attempt {attempt} of {max})",
+                delay.as_millis()
+            );
+            return (Settlement::Snoozed { delay }, requeued(now, now.plus(delay), attempt, message));
+        }
+        FailureKind::Classify => {
+            classifier.classify(&Failure { message: &failure.message, code: failure.code }, attempt, max)
+        }
+        FailureKind::Transient if attempt >= max => FailureClass::Poison,
+        FailureKind::Transient => FailureClass::Transient,
+        FailureKind::Permanent => FailureClass::Permanent,
+    };
+    // The task's own ceiling governs (a requeued task carries the policy's at requeue time).
+    let retry = mcp_tasks_core::RetryPolicy { max_attempts: max, ..policy.retry.clone() };
+    match retry.decide(class, attempt, rng) {
+        RetryDecision::Retry { next_attempt, delay } => {
+            let message = format!(
+                "retrying after transient error (attempt {next_attempt} of {max}): {}",
+                failure.message
+            );
+            (Settlement::Retry { attempt: next_attempt, delay }, requeued(now, now.plus(delay), next_attempt, message))
+        }
+        RetryDecision::GiveUp { class } => {
+            let (error, letter) = give_up(&failure, class, attempt, max, now);
+            (Settlement::Failed { class: Some(class) }, failed(now, retention, error, letter))
+        }
+    }
+}
+
+/// The error (and, for poison, the dead letter) of a failure that is not retried.
+fn give_up(
+    failure: &ToolFailure,
+    class: FailureClass,
+    attempt: u32,
+    max: u32,
+    now: Timestamp,
+) -> (TaskError, Option<NewDeadLetter>) {
+    let mut data = json!({"class": class.to_string(), "attempts": attempt});
+    if let Some(code) = failure.code {
+        data["code"] = json!(code);
+    }
+    let error = TaskError::internal(failure.message.clone()).with_data(data);
+    let letter = (class == FailureClass::Poison).then(|| NewDeadLetter {
+        reason: format!("poison: transient failures exhausted all {max} attempts"),
+        error: error.clone(),
+        dead_at: now,
+    });
+    (error, letter)
+}
+
+/// The store update for a reaper decision.
+pub(crate) fn reaper_update(action: ReaperAction, now: Timestamp, retention: &RetentionPolicy) -> Update {
+    match action {
+        ReaperAction::FailTimeout(error) => Update::Change(Box::new(failed(now, retention, error, None))),
+        ReaperAction::CancelOrphan(message) => Update::Change(Box::new(cancelled(now, retention, message))),
+        ReaperAction::Delete => Update::Delete,
+    }
+}
+
+/// The change for a triage decision on `record`.
+pub(crate) fn triage_change(
+    decision: TriageDecision,
+    record: &TaskRecord,
+    now: Timestamp,
+    retention: &RetentionPolicy,
+) -> Change {
+    match decision {
+        TriageDecision::Cancel => cancelled(now, retention, CANCELLED_BY_CLIENT),
+        TriageDecision::FailTimeout(error) | TriageDecision::FailNotRerunnable(error) => {
+            failed(now, retention, error, None)
+        }
+        TriageDecision::Poison(error) => {
+            let letter = NewDeadLetter {
+                reason: format!(
+                    "poison: the executor died on attempt {} of {} (a crash counts as an attempt)",
+                    record.attempt, record.max_attempts
+                ),
+                error: error.clone(),
+                dead_at: now,
+            };
+            failed(now, retention, error, Some(letter))
+        }
+        TriageDecision::Resume { next_attempt } => requeued(
+            now,
+            now,
+            next_attempt,
+            format!(
+                "resumed after its executor stopped (attempt {next_attempt} of {})",
+                record.max_attempts
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_tasks_core::random::Scripted;
+
+    fn run(outcome: Result<Value, ToolFailure>, attempt: u32) -> (Settlement, Change) {
+        let policy = Policy::default();
+        let mut rng = Scripted::new(vec![0.5]);
+        settle(outcome, attempt, 3, Timestamp::from_secs(100), &policy, &Classifier::default(), &mut rng)
+    }
+
+    #[test]
+    fn success_completes_with_retention() {
+        let (s, c) = run(Ok(json!({"ok": true})), 1);
+        assert_eq!(s, Settlement::Completed);
+        assert_eq!(c.status, Some(TaskStatus::Completed));
+        assert_eq!(c.expires_at, Some(Some(Timestamp::from_secs(3700))));
+        assert_eq!(c.lease, Some(None));
+    }
+
+    #[test]
+    fn transient_retries_with_jittered_delay_and_a_message() {
+        let (s, c) = run(Err(ToolFailure::new("upstream timeout")), 1);
+        // Cap after attempt 1 is 500 ms; the scripted draw is 0.5.
+        assert_eq!(s, Settlement::Retry { attempt: 2, delay: Duration::from_millis(250) });
+        assert_eq!(c.run_at, Some(Some(Timestamp::from_millis(100_250))));
+        assert_eq!(c.attempt, Some(2));
+        let msg = c.status_message.unwrap().unwrap();
+        assert!(msg.starts_with("retrying after transient error (attempt 2 of 3): upstream timeout"), "{msg}");
+    }
+
+    #[test]
+    fn transient_on_the_last_attempt_is_poison_and_dead_lettered() {
+        let (s, c) = run(Err(ToolFailure::transient("flaky")), 3);
+        assert_eq!(s, Settlement::Failed { class: Some(FailureClass::Poison) });
+        assert_eq!(c.status, Some(TaskStatus::Failed));
+        assert!(c.dead_letter.is_some());
+        assert_eq!(c.error.unwrap().data.unwrap()["class"], "poison");
+    }
+
+    #[test]
+    fn unknown_errors_are_permanent_and_not_dead_lettered() {
+        let (s, c) = run(Err(ToolFailure::new("E_BADSTATE")), 1);
+        assert_eq!(s, Settlement::Failed { class: Some(FailureClass::Permanent) });
+        assert!(c.dead_letter.is_none());
+        let e = c.error.unwrap();
+        assert_eq!((e.code, e.message.as_str()), (-32603, "E_BADSTATE"));
+    }
+
+    #[test]
+    fn retry_after_keeps_the_attempt() {
+        let (s, c) = run(Err(ToolFailure::retry_after(Duration::from_secs(5))), 2);
+        assert_eq!(s, Settlement::Snoozed { delay: Duration::from_secs(5) });
+        assert_eq!(c.attempt, Some(2));
+        assert_eq!(c.run_at, Some(Some(Timestamp::from_secs(105))));
+    }
+
+    #[test]
+    fn protocol_errors_are_written_verbatim() {
+        let err = TaskError { code: -32602, message: "bad".into(), data: Some(json!({"x": 1})) };
+        let (_, c) = run(Err(ToolFailure::protocol(err.clone())), 1);
+        assert_eq!(c.error, Some(err));
+    }
+}

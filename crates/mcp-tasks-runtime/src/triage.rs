@@ -1,0 +1,87 @@
+//! Triage of in-flight work whose executor died (paper §5.2): every lease at
+//! a single-node start, lapsed leases periodically. The decision is
+//! [`mcp_tasks_core::triage`]; this applies it, guarded on the version read.
+
+use mcp_tasks_core::{TriageDecision, triage};
+use mcp_tasks_store::{Guard, GuardedUpdate, SweepQuery, UpdateOutcome};
+
+use crate::error::RuntimeError;
+use crate::reaper::{MAX_BATCHES_PER_SWEEP, SWEEP_BATCH};
+use crate::shared::Shared;
+use crate::transitions;
+
+/// Which leases triage takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TriageScope {
+    /// Every lease not held by this runtime: a single-node restart, where
+    /// any other lease belongs to a dead process.
+    AllLeases,
+    /// Only leases that have lapsed (their executor stopped renewing).
+    ExpiredLeases,
+}
+
+/// What one triage pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TriageReport {
+    /// Re-queued as the next attempt.
+    pub resumed: usize,
+    /// Failed: past the deadline, or not safe to re-run.
+    pub failed: usize,
+    /// Failed as poison (out of attempts) and dead-lettered.
+    pub poisoned: usize,
+    /// Cancelled, as their client had asked.
+    pub cancelled: usize,
+}
+
+pub(crate) async fn triage_once(shared: &Shared, scope: TriageScope) -> Result<TriageReport, RuntimeError> {
+    let mut report = TriageReport::default();
+    for _ in 0..MAX_BATCHES_PER_SWEEP {
+        let now = shared.now();
+        let before = match scope {
+            TriageScope::AllLeases => None,
+            TriageScope::ExpiredLeases => Some(now),
+        };
+        let candidates = shared.store.sweep_candidates(SweepQuery::Leased { before, limit: SWEEP_BATCH }).await?;
+        let full = candidates.len() >= SWEEP_BATCH;
+        let mut decided = Vec::new();
+        let mut updates = Vec::new();
+        for record in candidates {
+            // Never triage our own running handlers (they renew their leases).
+            if record.lease.as_ref().is_some_and(|l| l.owner == shared.owner) && shared.running.get(&record.id).is_some() {
+                continue;
+            }
+            // An unknown tool cannot be re-run here: treat it as not re-runnable.
+            let rerunnable = shared.tools.get(&record.tool).is_some_and(|t| t.spec.rerunnable);
+            let decision = triage(&record, now, rerunnable);
+            let change = transitions::triage_change(decision.clone(), &record, now, &shared.policy.retention);
+            updates.push(GuardedUpdate::change(Guard::read(&record), change));
+            decided.push((record.id, decision));
+        }
+        if updates.is_empty() {
+            break;
+        }
+        let outcomes = shared.store.apply(updates).await?;
+        let mut applied = 0;
+        for ((id, decision), outcome) in decided.iter().zip(&outcomes) {
+            if !matches!(outcome, UpdateOutcome::Applied(_)) {
+                tracing::info!(task = %id, ?outcome, "triage skipped a task that changed since it was read");
+                continue;
+            }
+            applied += 1;
+            tracing::info!(task = %id, ?decision, "triaged");
+            match decision {
+                TriageDecision::Resume { .. } => report.resumed += 1,
+                TriageDecision::Poison(_) => report.poisoned += 1,
+                TriageDecision::Cancel => report.cancelled += 1,
+                TriageDecision::FailTimeout(_) | TriageDecision::FailNotRerunnable(_) => report.failed += 1,
+            }
+        }
+        if report.resumed > 0 {
+            shared.wakeups.work_available();
+        }
+        if !full || applied == 0 {
+            break;
+        }
+    }
+    Ok(report)
+}
