@@ -1,0 +1,160 @@
+//! What can go wrong, each error naming what was wrong.
+
+use std::path::PathBuf;
+
+use rmcp::ServiceError;
+use rmcp::service::ClientInitializeError;
+
+/// An error from the handle book.
+#[derive(Debug, thiserror::Error)]
+pub enum BookError {
+    /// The book's directory could not be created.
+    #[error("cannot create the handle book's directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// SQLite refused an operation on the book.
+    #[error("handle book {path}: {source}")]
+    Sqlite {
+        /// The book's file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A stored argument column is not JSON (the file was edited by hand or damaged).
+    #[error("handle book {path}: the stored arguments of task {task_id} are not JSON: {source}")]
+    CorruptArguments {
+        /// The book's file.
+        path: PathBuf,
+        /// The task whose row is damaged.
+        task_id: String,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A blocking book call could not finish (its worker thread died).
+    #[error("handle book worker stopped: {0}")]
+    Worker(String),
+}
+
+/// An error from the tasks client.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The URL is not an `http://` or `https://` URL.
+    #[error("not an http(s) URL: {url:?}")]
+    InvalidUrl {
+        /// What was given.
+        url: String,
+    },
+    /// Tool arguments must be a JSON object.
+    #[error("tool arguments must be a JSON object, got {got}")]
+    ArgumentsNotAnObject {
+        /// The JSON type that was given instead.
+        got: &'static str,
+    },
+    /// `server/discover` failed: the server is unreachable, legacy-only, or refused us.
+    #[error("cannot start an MCP 2026-07-28 session with {url}: {source}")]
+    Connect {
+        /// The server.
+        url: String,
+        /// rmcp's reason.
+        #[source]
+        source: Box<ClientInitializeError>,
+    },
+    /// The server answered a request with a JSON-RPC error.
+    #[error("{method} failed with JSON-RPC error {code}: {message}")]
+    Rpc {
+        /// The method that failed (`tools/call`, `tasks/get`, ...).
+        method: &'static str,
+        /// The error code.
+        code: i32,
+        /// The server's message.
+        message: String,
+        /// The server's `data`, if any.
+        data: Option<serde_json::Value>,
+    },
+    /// The server no longer knows this task (unknown or expired id: -32602 on a `tasks/*` call).
+    #[error("task {task_id} is unknown to the server (expired or never existed): {message}")]
+    TaskNotFound {
+        /// The id.
+        task_id: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The request never got an answer (network, server down, transport closed).
+    #[error("{method} did not reach the server: {source}")]
+    Transport {
+        /// The method.
+        method: &'static str,
+        /// rmcp's reason.
+        #[source]
+        source: ServiceError,
+    },
+    /// The server answered with something this method cannot return.
+    #[error("{method}: the server's answer does not fit the protocol: {detail}")]
+    Protocol {
+        /// The method.
+        method: &'static str,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// The server kept asking for input on `tools/call` beyond the round cap.
+    #[error("tools/call still asked for input after {rounds} rounds")]
+    TooManyInputRounds {
+        /// The cap.
+        rounds: usize,
+    },
+    /// The server stayed unreachable longer than the client is willing to wait.
+    #[error("gave up on task {task_id}: the server was unreachable for {waited_ms} ms (last error: {last_error})")]
+    Unreachable {
+        /// The task.
+        task_id: String,
+        /// How long it kept failing.
+        waited_ms: u64,
+        /// The last transport error.
+        last_error: String,
+    },
+    /// The server created task `task_id` but the handle book could not record
+    /// it: the task runs, but a restarted client would not know to resume it.
+    #[error("task {task_id} was created but not recorded in the handle book: {source}")]
+    Unrecorded {
+        /// The task that exists on the server.
+        task_id: String,
+        /// Why the book refused.
+        #[source]
+        source: BookError,
+    },
+    /// The handle book failed.
+    #[error(transparent)]
+    Book(#[from] BookError),
+}
+
+impl ClientError {
+    /// Sorts an rmcp error from `method` into the right variant.
+    pub(crate) fn from_service(method: &'static str, task_id: Option<&str>, e: ServiceError) -> Self {
+        match e {
+            ServiceError::McpError(err) => {
+                if let Some(task_id) = task_id
+                    && err.code == rmcp::model::ErrorCode::INVALID_PARAMS
+                {
+                    return ClientError::TaskNotFound { task_id: task_id.to_owned(), message: err.message.into_owned() };
+                }
+                ClientError::Rpc { method, code: err.code.0, message: err.message.into_owned(), data: err.data }
+            }
+            ServiceError::UnexpectedResponse => {
+                ClientError::Protocol { method, detail: "unexpected result type".to_owned() }
+            }
+            other => ClientError::Transport { method, source: other },
+        }
+    }
+
+    /// Whether trying the same request again later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ClientError::Transport { .. })
+    }
+}
