@@ -10,9 +10,11 @@ pub mod conformance;
 pub mod error;
 pub mod memory;
 pub mod params;
+pub mod poll_buffer;
 pub mod store;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use params::*;
+pub use poll_buffer::PollBuffer;
 pub use store::TaskStore;
