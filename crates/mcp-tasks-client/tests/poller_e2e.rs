@@ -324,3 +324,10 @@ async fn a_follower_gives_up_after_its_budget() {
     let err = client.follow(&handle, &DeclineAll, &Silent).await.unwrap_err();
     assert!(matches!(&err, ClientError::Unreachable { task_id, .. } if *task_id == handle.task_id), "{err}");
 }
+
+#[test]
+fn the_client_declares_the_tasks_extension_and_form_elicitation() {
+    let caps = mcp_tasks_client::client_capabilities();
+    assert!(caps.supports_tasks());
+    assert!(caps.elicitation.is_some());
+}
