@@ -9,14 +9,21 @@
 //! the client's orphan-window cap. Each module prints its tables in the
 //! paper's layout and serialises to the JSON shapes of `mcp-tasks study --json`.
 
+pub mod e1;
 pub mod e2;
 pub mod e3;
+pub mod e4;
+pub mod e5;
 pub mod error;
 pub mod num;
+pub mod plot;
 pub mod progress;
+pub mod report;
 pub mod stats;
 pub mod table;
+pub mod tool;
 
 pub use error::StudyError;
 pub use progress::{Progress, Silent};
+pub use report::{Experiment, Report, StudyParams};
 pub use table::Table;

@@ -87,3 +87,30 @@ fn table_4_cost_of_each_default() {
         ],
     );
 }
+
+#[tokio::test]
+async fn table_5_backoff_against_the_orphan_window() {
+    let r = mcp_tasks_study::e4::run(&mcp_tasks_study::e4::E4Params::default(), &Silent).await.unwrap();
+    assert_cells(
+        &r.table5(),
+        &[
+            &["10 s", "survived", "survived"],
+            &["60 s", "survived", "survived"],
+            &["300 s", "survived", "orphaned at 780 s"],
+            &["900 s", "survived", "orphaned at 780 s"],
+        ],
+    );
+    assert_eq!(r.table5().header[0][1..], ["orphan window 900 s".to_string(), "orphan window 120 s".to_string()]);
+}
+
+#[tokio::test]
+async fn table_1_handle_survival_across_a_restart() {
+    let r = mcp_tasks_study::e1::run(&Silent).await.unwrap();
+    assert_cells(
+        &r.table1(),
+        &[&["in-memory", "0", "20", "0", "0%"], &["SQLite (WAL, synchronous=FULL)", "20", "0", "8", "100%"]],
+    );
+    // The memory store lost the completed results too; SQLite kept all twelve.
+    assert_eq!(r.rows[0].results_kept, 0);
+    assert_eq!(r.rows[1].results_kept, 12);
+}
