@@ -1,0 +1,88 @@
+//! Cancellation: an unleased task is cancelled at once; a running one is
+//! flagged, its handler sees the token, and it ends `cancelled` whatever the
+//! handler returns; a terminal task is left unchanged.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_tasks_core::TaskStatus;
+use mcp_tasks_runtime::ToolFailure;
+use serde_json::json;
+
+#[tokio::test]
+async fn an_unleased_task_is_cancelled_at_once() {
+    let clock = clock();
+    let tool = FnTool::new("t", |_ctx| async move { Ok(json!({})) });
+    let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
+    let id = create(&rt, "t").await;
+    let view = rt.cancel_task(&id, None).await.unwrap();
+    assert_eq!(view.record.status, TaskStatus::Cancelled);
+    assert_eq!(view.record.terminal_at, Some(T0));
+    assert_eq!(rt.run_due_once().await.unwrap(), 0);
+    assert_eq!(tool.runs(), 0);
+}
+
+#[tokio::test]
+async fn a_running_handler_sees_cancellation_and_the_task_ends_cancelled() {
+    let clock = clock();
+    let (g, mut gate) = gate();
+    let tool = FnTool::new("slow", move |ctx| {
+        let g = g.clone();
+        async move {
+            let passed = g.pass(&ctx).await;
+            assert!(!passed, "released by cancellation, not by the gate");
+            ctx.sleep(Duration::from_secs(3600)).await.map_err(|_| ToolFailure::permanent("cancelled"))?;
+            Ok(json!({}))
+        }
+    });
+    let rt = builder(memory(), &clock).tool(tool).build().unwrap();
+    let id = create(&rt, "slow").await;
+    rt.run_due_once().await.unwrap();
+    gate.arrived().await;
+
+    let ack = rt.cancel_task(&id, None).await.unwrap();
+    assert_eq!(ack.record.status, TaskStatus::Working, "acknowledged, not yet honoured");
+    assert!(ack.record.cancel_requested);
+    idle(&rt).await;
+    let r = rt.get_task(&id, None).await.unwrap().record;
+    assert_eq!(r.status, TaskStatus::Cancelled);
+    assert_eq!(r.lease, None);
+}
+
+#[tokio::test]
+async fn a_handler_returning_ok_after_cancel_still_ends_cancelled() {
+    let clock = clock();
+    let (g, mut gate) = gate();
+    let tool = FnTool::new("stubborn", move |ctx| {
+        let g = g.clone();
+        async move {
+            g.pass(&ctx).await;
+            Ok(json!({"ignored": "cancellation"}))
+        }
+    });
+    let rt = builder(memory(), &clock).tool(tool).build().unwrap();
+    let id = create(&rt, "stubborn").await;
+    rt.run_due_once().await.unwrap();
+    gate.arrived().await;
+    rt.cancel_task(&id, None).await.unwrap();
+    idle(&rt).await;
+    let r = rt.get_task(&id, None).await.unwrap().record;
+    assert_eq!(r.status, TaskStatus::Cancelled);
+    assert_eq!(r.result, None);
+}
+
+#[tokio::test]
+async fn cancelling_a_terminal_task_changes_nothing() {
+    let clock = clock();
+    let tool = FnTool::new("t", |_ctx| async move { Ok(json!({"done": true})) });
+    let rt = builder(memory(), &clock).tool(tool).build().unwrap();
+    let id = create(&rt, "t").await;
+    rt.run_due_once().await.unwrap();
+    idle(&rt).await;
+    let before = rt.get_task(&id, None).await.unwrap().record;
+    let after = rt.cancel_task(&id, None).await.unwrap().record;
+    assert_eq!(before, after);
+    assert_eq!(after.status, TaskStatus::Completed);
+}

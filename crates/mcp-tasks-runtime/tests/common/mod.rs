@@ -1,0 +1,130 @@
+//! Shared test support: a manual clock, tools built from closures, and a
+//! gate a test opens to let a handler finish.
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_tasks_core::{ManualClock, Policy, TaskId, TaskStatus, Timestamp};
+use mcp_tasks_runtime::{CreateTask, Runtime, RuntimeBuilder, TaskContext, TaskTool, ToolFailure, ToolSpec};
+use mcp_tasks_store::{MemoryStore, TaskStore};
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc};
+
+/// 2026-07-28T10:30:00Z.
+pub const T0: Timestamp = Timestamp::from_secs(1_785_234_600);
+
+pub type RunFn = dyn Fn(TaskContext) -> Pin<Box<dyn Future<Output = Result<Value, ToolFailure>> + Send>>
+    + Send
+    + Sync;
+
+/// A tool whose `run` is a closure; counts its runs.
+pub struct FnTool {
+    pub spec: ToolSpec,
+    pub f: Box<RunFn>,
+    pub runs: AtomicU32,
+}
+
+impl FnTool {
+    pub fn new<F, Fut>(name: &str, f: F) -> Arc<FnTool>
+    where
+        F: Fn(TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolFailure>> + Send + 'static,
+    {
+        Self::with_spec(ToolSpec::new(name, format!("test tool {name}")), f)
+    }
+
+    pub fn with_spec<F, Fut>(spec: ToolSpec, f: F) -> Arc<FnTool>
+    where
+        F: Fn(TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolFailure>> + Send + 'static,
+    {
+        Arc::new(FnTool { spec, f: Box::new(move |ctx| Box::pin(f(ctx))), runs: AtomicU32::new(0) })
+    }
+
+    pub fn runs(&self) -> u32 {
+        self.runs.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl TaskTool for FnTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+    async fn run(&self, ctx: TaskContext) -> Result<Value, ToolFailure> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        (self.f)(ctx).await
+    }
+}
+
+/// A gate handlers wait at: `started` reports each arrival, `open` lets one through.
+#[derive(Clone)]
+pub struct Gate {
+    permits: Arc<Semaphore>,
+    arrived: mpsc::UnboundedSender<TaskId>,
+}
+
+pub struct GateControl {
+    permits: Arc<Semaphore>,
+    arrived: mpsc::UnboundedReceiver<TaskId>,
+}
+
+pub fn gate() -> (Gate, GateControl) {
+    let permits = Arc::new(Semaphore::new(0));
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Gate { permits: permits.clone(), arrived: tx }, GateControl { permits, arrived: rx })
+}
+
+impl Gate {
+    /// Reports arrival, then waits to be let through (or for cancellation).
+    pub async fn pass(&self, ctx: &TaskContext) -> bool {
+        let _ = self.arrived.send(ctx.task_id().clone());
+        tokio::select! {
+            p = self.permits.acquire() => { p.expect("gate open").forget(); true }
+            _ = ctx.cancellation().cancelled() => false,
+        }
+    }
+}
+
+impl GateControl {
+    /// Waits (bounded) until a handler reaches the gate.
+    pub async fn arrived(&mut self) -> TaskId {
+        tokio::time::timeout(Duration::from_secs(10), self.arrived.recv())
+            .await
+            .expect("a handler should reach the gate")
+            .expect("gate sender alive")
+    }
+    pub fn open(&self, n: usize) {
+        self.permits.add_permits(n);
+    }
+}
+
+pub fn clock() -> ManualClock {
+    ManualClock::new(T0)
+}
+
+pub fn memory() -> Arc<dyn TaskStore> {
+    Arc::new(MemoryStore::new())
+}
+
+pub fn builder(store: Arc<dyn TaskStore>, clock: &ManualClock) -> RuntimeBuilder {
+    Runtime::builder(store).clock(Arc::new(clock.clone())).jitter_seed(7).policy(Policy::default())
+}
+
+pub async fn create(rt: &Runtime, tool: &str) -> TaskId {
+    rt.create_task(CreateTask::new(tool, serde_json::json!({}))).await.expect("create").record.id
+}
+
+/// Waits (bounded) until every handler in `rt` has returned and been settled.
+pub async fn idle(rt: &Runtime) {
+    tokio::time::timeout(Duration::from_secs(10), rt.idle()).await.expect("handlers should finish");
+}
+
+pub async fn status(rt: &Runtime, id: &TaskId) -> TaskStatus {
+    rt.store().get(id).await.unwrap().expect("task exists").status
+}
