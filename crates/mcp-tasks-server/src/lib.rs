@@ -1,1 +1,47 @@
-//! mcp-tasks server.
+//! An MCP server (Streamable HTTP, protocol 2026-07-28, stateless) whose
+//! long-running tools run as durable, policy-governed tasks.
+//!
+//! The wire layer is the official Rust SDK `rmcp`; the durability, retries,
+//! reaping and triage are [`mcp_tasks_runtime::Runtime`]'s. This crate maps
+//! one onto the other:
+//!
+//! - `tools/call` from a client that declares the tasks extension becomes a
+//!   durable task (`Runtime::create_task`) and the client gets a
+//!   `CreateTaskResult`; a client that did not declare it gets the result
+//!   inline (task-optional tools) or `-32021` (task-required tools).
+//! - `tasks/get`, `tasks/update` and `tasks/cancel` read and act on the store.
+//! - A front layer ([`guard`]) answers what rmcp alone would answer wrongly:
+//!   malformed JSON (`-32700`), wrong-typed params such as a numeric `taskId`
+//!   (`-32602`), oversized bodies (`413`) and missing credentials (`401`).
+//!
+//! Adding durable tools to your own server takes a few lines:
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # async fn demo(my_tool: impl mcp_tasks_runtime::TaskTool) -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(mcp_tasks_sqlite::SqliteStore::open("tasks.db")?);
+//! let server = mcp_tasks_server::TaskServer::builder(store).tool(my_tool).build()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! server.serve(listener, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod auth;
+pub mod builder;
+pub mod config;
+mod errors;
+pub mod guard;
+mod handler;
+pub mod inline;
+pub mod serve;
+pub mod tools;
+pub mod wire;
+
+pub use auth::{Principal, TokenMap};
+pub use builder::{ServerError, TaskServer, TaskServerBuilder};
+pub use inline::{InlineCall, InlineTool};
+pub use handler::IDEMPOTENCY_KEY_META_KEY;
+pub use wire::ORPHAN_WINDOW_META_KEY;
+
+/// Re-exported so a tool author needs only this crate and the runtime's tool seam.
+pub use mcp_tasks_runtime::{Execution, TaskContext, TaskTool, ToolFailure, ToolSpec};

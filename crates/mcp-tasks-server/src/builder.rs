@@ -1,0 +1,288 @@
+//! [`TaskServer`]: durable task tools behind an MCP endpoint, configured with
+//! [`TaskServerBuilder`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use mcp_tasks_core::{Clock, Policy};
+use mcp_tasks_runtime::{Runtime, RuntimeBuilder, RuntimeError, TaskTool};
+use mcp_tasks_store::TaskStore;
+use rmcp::model::{Implementation, JsonObject, Tool};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::TokenMap;
+use crate::guard::{GuardConfig, guard};
+use crate::handler::{Route, Shared, TaskHandler};
+use crate::inline::InlineTool;
+
+/// Default largest request body: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Default time running handlers get to finish at shutdown before their
+/// leases are released for the next start to resume.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The path the MCP endpoint is mounted at.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Why a server could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The runtime refused its configuration (policy, duplicate tool, …).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A tool's declaration cannot be served.
+    #[error("tool {tool:?}: {reason}")]
+    Tool {
+        /// The tool.
+        tool: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Listening or serving failed.
+    #[error("serving failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+enum Registration {
+    Task(String),
+    Inline(Arc<dyn InlineTool>),
+}
+
+/// Configures a [`TaskServer`].
+pub struct TaskServerBuilder {
+    runtime: RuntimeBuilder,
+    order: Vec<Registration>,
+    max_body_bytes: usize,
+    tokens: Option<Arc<TokenMap>>,
+    allowed_hosts: Option<Vec<String>>,
+    server_info: Implementation,
+    instructions: Option<String>,
+    shutdown_grace: Duration,
+}
+
+impl std::fmt::Debug for TaskServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskServerBuilder").field("runtime", &self.runtime).finish_non_exhaustive()
+    }
+}
+
+impl TaskServerBuilder {
+    /// Adds a durable task tool.
+    pub fn tool(self, tool: impl TaskTool) -> Self {
+        self.tool_arc(Arc::new(tool))
+    }
+
+    /// Adds a durable task tool already behind an `Arc`.
+    pub fn tool_arc(mut self, tool: Arc<dyn TaskTool>) -> Self {
+        self.order.push(Registration::Task(tool.spec().name));
+        self.runtime = self.runtime.tool(tool);
+        self
+    }
+
+    /// Adds a tool that answers within the request. Sharing a task tool's
+    /// name makes it that task's front (it may gather input, then start it).
+    pub fn inline_tool(mut self, tool: impl InlineTool) -> Self {
+        self.order.push(Registration::Inline(Arc::new(tool)));
+        self
+    }
+
+    /// The server's policy (validated when built).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.runtime = self.runtime.policy(policy);
+        self
+    }
+
+    /// The clock every decision reads (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.runtime = self.runtime.clock(clock);
+        self
+    }
+
+    /// Whether this is the only process on its store (embedded SQLite).
+    pub fn single_node(mut self, yes: bool) -> Self {
+        self.runtime = self.runtime.single_node(yes);
+        self
+    }
+
+    /// Any other runtime setting (concurrency, claim interval, jitter seed, …).
+    pub fn runtime(mut self, configure: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder) -> Self {
+        self.runtime = configure(self.runtime);
+        self
+    }
+
+    /// Largest request body accepted (default [`DEFAULT_MAX_BODY_BYTES`]).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Requires a bearer token on every request; tasks are bound to the
+    /// token's principal.
+    pub fn auth(mut self, tokens: TokenMap) -> Self {
+        self.tokens = Some(Arc::new(tokens));
+        self
+    }
+
+    /// `Host` values accepted (DNS-rebinding protection; default: loopback names only).
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// How the server names itself in `server/discover`.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.server_info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client's model, in `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// How long running handlers get at shutdown (default [`DEFAULT_SHUTDOWN_GRACE`]).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Builds the runtime (validating the policy) and the tool routes.
+    pub fn build(self) -> Result<TaskServer, ServerError> {
+        let runtime = self.runtime.build()?;
+        let specs: HashMap<String, mcp_tasks_runtime::ToolSpec> =
+            runtime.tools().into_iter().map(|s| (s.name.clone(), s)).collect();
+        let mut routes = HashMap::new();
+        let mut listing = Vec::new();
+        for registration in self.order {
+            match registration {
+                Registration::Inline(tool) => {
+                    let definition = tool.definition();
+                    let name = definition.name.to_string();
+                    if matches!(routes.get(&name), Some(Route::Inline(_))) {
+                        return Err(ServerError::Tool { tool: name, reason: "registered twice".into() });
+                    }
+                    listing.retain(|t: &Tool| t.name != definition.name);
+                    listing.push(definition);
+                    routes.insert(name, Route::Inline(tool));
+                }
+                Registration::Task(name) => {
+                    let spec = &specs[&name];
+                    if !routes.contains_key(&name) {
+                        listing.push(definition_of(spec)?);
+                        routes.insert(name, Route::Task(spec.execution));
+                    }
+                }
+            }
+        }
+        let stop = CancellationToken::new();
+        let shared = Arc::new(Shared {
+            runtime,
+            routes,
+            listing,
+            server_info: self.server_info,
+            instructions: self.instructions,
+            stop: stop.clone(),
+        });
+        Ok(TaskServer {
+            shared,
+            guard: Arc::new(GuardConfig { max_body_bytes: self.max_body_bytes, tokens: self.tokens }),
+            allowed_hosts: self.allowed_hosts,
+            shutdown_grace: self.shutdown_grace,
+            stop,
+        })
+    }
+}
+
+/// A task tool as `tools/list` shows it.
+fn definition_of(spec: &mcp_tasks_runtime::ToolSpec) -> Result<Tool, ServerError> {
+    let schema: JsonObject = match &spec.input_schema {
+        serde_json::Value::Object(map) => map.clone(),
+        other => {
+            return Err(ServerError::Tool {
+                tool: spec.name.clone(),
+                reason: format!("input_schema must be a JSON Schema object, got {other}"),
+            });
+        }
+    };
+    Ok(Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema)))
+}
+
+/// An MCP server whose task tools run as durable tasks. Cheap to clone.
+#[derive(Clone)]
+pub struct TaskServer {
+    shared: Arc<Shared>,
+    guard: Arc<GuardConfig>,
+    allowed_hosts: Option<Vec<String>>,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) stop: CancellationToken,
+}
+
+impl std::fmt::Debug for TaskServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskServer").field("tools", &self.shared.listing.len()).finish_non_exhaustive()
+    }
+}
+
+impl TaskServer {
+    /// A builder over `store`; the runtime and all request handlers share it.
+    pub fn builder(store: Arc<dyn TaskStore>) -> TaskServerBuilder {
+        TaskServerBuilder {
+            runtime: Runtime::builder(store),
+            order: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            tokens: None,
+            allowed_hosts: None,
+            server_info: Implementation::new("mcp-tasks", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+
+    /// The runtime behind the server (maintenance passes, dead letters, …).
+    pub fn runtime(&self) -> &Runtime {
+        &self.shared.runtime
+    }
+
+    /// The tools `tools/list` shows, in registration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.shared.listing
+    }
+
+    /// An axum router with the MCP endpoint at [`MCP_PATH`]. Start the runtime
+    /// ([`start`](Self::start)) for tasks to run; every router shares it.
+    pub fn router(&self) -> Router {
+        let mut config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .with_max_request_body_bytes(self.guard.max_body_bytes)
+            .with_cancellation_token(self.stop.child_token());
+        if let Some(hosts) = &self.allowed_hosts {
+            config = config.with_allowed_hosts(hosts.clone());
+        }
+        let shared = self.shared.clone();
+        let service: StreamableHttpService<TaskHandler, LocalSessionManager> =
+            StreamableHttpService::new(move || Ok(TaskHandler(shared.clone())), Default::default(), config);
+        Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
+    }
+
+    /// Starts the runtime: startup triage, then the executor and the maintenance loops.
+    pub async fn start(&self) -> Result<(), ServerError> {
+        Ok(self.shared.runtime.start().await?)
+    }
+
+    /// Stops taking requests' streams and work; running handlers get the
+    /// grace period, then release their leases so a restart resumes them.
+    pub async fn shutdown(&self) {
+        self.stop.cancel();
+        self.shared.runtime.shutdown(self.shutdown_grace).await;
+    }
+}

@@ -1,0 +1,130 @@
+//! Tools that answer within the request: synchronous tools, MRTR rounds
+//! (`InputRequiredResult`), and fronts that gather input first and then start
+//! a durable task ([`InlineCall::start_task`]).
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_tasks_core::TaskId;
+use mcp_tasks_runtime::{CreateTask, Runtime};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, ClientCapabilities, ErrorCode, InputResponses, JsonObject, Tool};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::{tasks_required, to_mcp};
+use crate::wire;
+
+/// A tool that answers within the request.
+#[async_trait]
+pub trait InlineTool: Send + Sync + 'static {
+    /// The tool as `tools/list` shows it. An inline tool may share its name
+    /// with a task tool: it is then the task's front (see [`InlineCall::start_task`]).
+    fn definition(&self) -> Tool;
+
+    /// Answers one `tools/call`.
+    async fn call(&self, call: InlineCall) -> Result<CallToolResponse, McpError>;
+}
+
+/// One `tools/call` as an inline tool sees it.
+#[derive(Debug, Clone)]
+pub struct InlineCall {
+    /// The tool's name.
+    pub name: String,
+    /// The call's arguments.
+    pub arguments: JsonObject,
+    /// Answers to input requests of a previous round (MRTR).
+    pub input_responses: Option<InputResponses>,
+    /// The opaque state echoed from a previous round (untrusted).
+    pub request_state: Option<String>,
+    /// What the client declared on this request.
+    pub client_capabilities: ClientCapabilities,
+    /// The authenticated caller, if any.
+    pub principal: Option<String>,
+    /// An idempotency key the client sent with the call, if any.
+    pub idempotency_key: Option<String>,
+    pub(crate) runtime: Runtime,
+    pub(crate) cancelled: CancellationToken,
+    pub(crate) server_stop: CancellationToken,
+}
+
+impl InlineCall {
+    /// Whether the client declared the tasks extension on this request.
+    pub fn declares_tasks(&self) -> bool {
+        self.client_capabilities.supports_tasks()
+    }
+
+    /// Starts the durable task `tool` with `arguments` for this caller and
+    /// answers with its `CreateTaskResult`; `-32021` when the client did not
+    /// declare the tasks extension.
+    pub async fn start_task(&self, tool: &str, arguments: Value) -> Result<CallToolResponse, McpError> {
+        if !self.declares_tasks() {
+            return Err(tasks_required());
+        }
+        let view = self.runtime.create_task(self.create(tool, arguments)).await.map_err(to_mcp)?;
+        Ok(CallToolResponse::Task(wire::create_result(&view)))
+    }
+
+    /// Runs the durable task `tool` and waits for its outcome, for a client
+    /// that cannot take a task: the result inline, a failed task's error as
+    /// the call's error. A task that needs input cannot be answered inline:
+    /// it is cancelled and the call gets `-32021`. A client that goes away
+    /// cancels the task.
+    pub async fn run_task_inline(&self, tool: &str, arguments: Value) -> Result<CallToolResponse, McpError> {
+        let view = self.runtime.create_task(self.create(tool, arguments)).await.map_err(to_mcp)?;
+        let id = view.record.id.clone();
+        let principal = self.principal.as_deref();
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let view = self.runtime.get_task(&id, principal).await.map_err(to_mcp)?;
+            let r = &view.record;
+            match r.status {
+                mcp_tasks_core::TaskStatus::Completed => {
+                    return wire::call_tool_result(r.result.as_ref()).map(CallToolResponse::Complete);
+                }
+                mcp_tasks_core::TaskStatus::Failed => {
+                    let e = r.error.clone().unwrap_or_else(|| mcp_tasks_core::TaskError::internal("task failed"));
+                    return Err(McpError::new(ErrorCode(e.code as i32), e.message, e.data));
+                }
+                mcp_tasks_core::TaskStatus::Cancelled => {
+                    return Err(McpError::internal_error(format!("task {id} was cancelled"), None));
+                }
+                mcp_tasks_core::TaskStatus::InputRequired => {
+                    self.cancel(&id).await;
+                    return Err(tasks_required());
+                }
+                mcp_tasks_core::TaskStatus::Working => {}
+            }
+            tokio::select! {
+                _ = self.cancelled.cancelled() => {
+                    self.cancel(&id).await;
+                    return Err(McpError::internal_error("the request was cancelled", None));
+                }
+                _ = self.server_stop.cancelled() => {
+                    // The task stays durable; a restart resumes it.
+                    return Err(McpError::internal_error(
+                        format!("the server is shutting down; task {id} will resume after restart"),
+                        None,
+                    ));
+                }
+                _ = tokio::time::sleep(pause) => {}
+            }
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    async fn cancel(&self, id: &TaskId) {
+        if let Err(e) = self.runtime.cancel_task(id, self.principal.as_deref()).await {
+            tracing::warn!(task = %id, error = %e, "could not cancel an inline task");
+        }
+    }
+
+    fn create(&self, tool: &str, arguments: Value) -> CreateTask {
+        CreateTask {
+            tool: tool.to_owned(),
+            arguments,
+            principal: self.principal.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! From the runtime's [`TaskView`] to the tasks extension's wire shapes
+//! (`CreateTaskResult`, `DetailedTask`), and the vendor `_meta` key that
+//! carries the server's orphan window.
+
+use mcp_tasks_core::{TaskStatus as CoreStatus, Timestamp};
+use mcp_tasks_runtime::TaskView;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputRequests, JsonObject,
+    MetaObject, Task, TaskPayload, TaskStatus,
+};
+use serde_json::Value;
+
+/// The `_meta` key, on every task result this server sends, whose value is the
+/// server's orphan window in milliseconds: a task nobody polls for this long
+/// is presumed abandoned and cancelled. A vendor key (its own reverse-DNS
+/// prefix), since `io.modelcontextprotocol/` is reserved for MCP itself.
+/// Clients should poll at least twice per window.
+pub const ORPHAN_WINDOW_META_KEY: &str = "dev.mcp-tasks/orphanWindowMs";
+
+/// An instant as the RFC 3339 / ISO 8601 text the wire uses (UTC, millisecond precision).
+pub fn iso8601(at: Timestamp) -> String {
+    use time::format_description::well_known::Rfc3339;
+    let nanos = i128::from(at.as_millis()) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}
+
+/// The wire status for a stored status.
+pub fn status(s: CoreStatus) -> TaskStatus {
+    match s {
+        CoreStatus::Working => TaskStatus::Working,
+        CoreStatus::InputRequired => TaskStatus::InputRequired,
+        CoreStatus::Completed => TaskStatus::Completed,
+        CoreStatus::Failed => TaskStatus::Failed,
+        CoreStatus::Cancelled => TaskStatus::Cancelled,
+    }
+}
+
+/// The base `Task` fields: id, status, message, timestamps, `ttlMs`, `pollIntervalMs`.
+pub fn task(view: &TaskView) -> Task {
+    let r = &view.record;
+    let mut t = Task::new(r.id.as_str(), status(r.status), iso8601(r.created_at), iso8601(r.updated_at))
+        .with_ttl_ms(u64::try_from(view.ttl_ms.max(1)).unwrap_or(1))
+        .with_poll_interval_ms(view.poll_interval_ms.max(1));
+    if let Some(msg) = &r.status_message {
+        t = t.with_status_message(msg.clone());
+    }
+    t
+}
+
+/// `_meta` for a task result: the orphan window under [`ORPHAN_WINDOW_META_KEY`].
+pub fn task_meta(view: &TaskView) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert(ORPHAN_WINDOW_META_KEY.to_owned(), Value::from(view.orphan_window_ms));
+    MetaObject(meta)
+}
+
+/// The answer to a `tools/call` that created (or found, by idempotency key) a task.
+pub fn create_result(view: &TaskView) -> CreateTaskResult {
+    CreateTaskResult::new(task(view)).with_meta(task_meta(view))
+}
+
+/// The answer to `tasks/get`: the task with its status-specific payload.
+pub fn get_result(view: &TaskView) -> Result<GetTaskResult, McpError> {
+    let mut result = GetTaskResult::new(detailed(view)?);
+    result.meta = Some(task_meta(view));
+    Ok(result)
+}
+
+/// The task with the payload its status calls for.
+pub fn detailed(view: &TaskView) -> Result<DetailedTask, McpError> {
+    let r = &view.record;
+    let mut base = task(view);
+    let payload = match r.status {
+        CoreStatus::Working => TaskPayload::Working,
+        CoreStatus::Cancelled => TaskPayload::Cancelled,
+        CoreStatus::InputRequired => {
+            let pending = pending_requests(view)?;
+            if pending.is_empty() {
+                // Every request is answered; the handler is about to resume.
+                base.status = TaskStatus::Working;
+                TaskPayload::Working
+            } else {
+                TaskPayload::InputRequired { input_requests: pending }
+            }
+        }
+        CoreStatus::Completed => TaskPayload::Completed { result: result_object(r.result.as_ref()) },
+        CoreStatus::Failed => {
+            let error = match &r.error {
+                Some(e) => serde_json::to_value(e).unwrap_or_default(),
+                None => serde_json::json!({"code": -32603, "message": "task failed without a recorded error"}),
+            };
+            TaskPayload::Failed { error: into_object(error) }
+        }
+    };
+    Ok(DetailedTask::new(base, payload))
+}
+
+/// Outstanding input requests (those without an answer), as wire requests.
+fn pending_requests(view: &TaskView) -> Result<InputRequests, McpError> {
+    view.record
+        .pending_input()
+        .map(|(key, request)| {
+            serde_json::from_value::<InputRequest>(request.clone()).map(|req| (key.clone(), req)).map_err(|e| {
+                McpError::internal_error(
+                    format!(
+                        "task {} holds input request {key:?} that is not an elicitation, sampling or roots request: {e}",
+                        view.record.id
+                    ),
+                    None,
+                )
+            })
+        })
+        .collect()
+}
+
+/// A stored tool result as a JSON object (a `CallToolResult`).
+fn result_object(result: Option<&Value>) -> JsonObject {
+    match result {
+        Some(Value::Object(map)) => map.clone(),
+        Some(other) => into_object(serde_json::json!({
+            "content": [{"type": "text", "text": other.to_string()}],
+        })),
+        None => into_object(serde_json::json!({"content": []})),
+    }
+}
+
+fn into_object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(map) => map,
+        other => {
+            let mut map = JsonObject::new();
+            map.insert("value".to_owned(), other);
+            map
+        }
+    }
+}
+
+/// A stored tool result, read back as a `CallToolResult` for an inline answer.
+pub fn call_tool_result(result: Option<&Value>) -> Result<CallToolResult, McpError> {
+    serde_json::from_value(Value::Object(result_object(result)))
+        .map_err(|e| McpError::internal_error(format!("tool produced a result that is not a CallToolResult: {e}"), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(iso8601(Timestamp::from_millis(0)), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(Timestamp::from_millis(1_785_233_400_250)), "2026-07-28T10:10:00.25Z");
+    }
+
+    #[test]
+    fn the_vendor_key_is_not_under_a_reserved_prefix() {
+        let prefix = ORPHAN_WINDOW_META_KEY.split('/').next().unwrap();
+        let labels: Vec<&str> = prefix.split('.').collect();
+        assert!(labels.len() >= 2);
+        assert!(!["modelcontextprotocol", "mcp"].contains(&labels[1]), "{prefix}");
+    }
+}
