@@ -101,7 +101,19 @@ impl std::fmt::Debug for HandleBook {
     }
 }
 
+/// The environment variable that names the book's file for `mcp-tasks call`.
+pub const BOOK_ENV: &str = "MCP_TASKS_CLIENT_BOOK";
+
 impl HandleBook {
+    /// Where the book lives by default: `mcp-tasks/client.db` in the platform's
+    /// data directory (e.g. `~/.local/share` on Linux), or
+    /// `./mcp-tasks-client.db` where the platform has none.
+    pub fn default_path() -> PathBuf {
+        dirs::data_dir()
+            .map(|d| d.join("mcp-tasks").join("client.db"))
+            .unwrap_or_else(|| PathBuf::from("mcp-tasks-client.db"))
+    }
+
     /// Opens (creating if needed) the book at `path`, stamping with the system clock.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, BookError> {
         Self::open_with_clock(path, Arc::new(SystemClock))

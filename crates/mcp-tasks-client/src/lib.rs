@@ -20,7 +20,7 @@ mod ledger;
 mod outcome;
 mod pacer;
 
-pub use book::{HandleBook, HandleRecord, Resolution};
+pub use book::{BOOK_ENV, HandleBook, HandleRecord, Resolution};
 pub use client::{
     ClientOptions, DEFAULT_GIVE_UP_AFTER, DEFAULT_MAX_INPUT_ROUNDS, Started, TaskHandle, TasksClient,
     client_capabilities, core_status,
@@ -32,3 +32,5 @@ pub use ledger::InputLedger;
 pub use outcome::TaskOutcome;
 pub use pacer::{ORPHAN_WINDOW_META_KEY, PollPacer, ServerHints};
 pub use rmcp;
+/// The attribute [`InputResponder`] implementations use (re-exported so callers need no extra dependency).
+pub use async_trait::async_trait;
