@@ -11,6 +11,9 @@ pub enum StudyError {
         /// What was wrong with it.
         reason: String,
     },
+    /// An experiment name that is not one of e1…e5 or all.
+    #[error("unknown experiment {0:?} (expected e1, e2, e3, e4, e5 or all)")]
+    UnknownExperiment(String),
     /// The project's runtime, store or policy validation refused something.
     #[error("{context}: {reason}")]
     Runtime {

@@ -44,6 +44,11 @@ fn draw_svg(
     root.present().map_err(|e| plot_err(path)(e.to_string()))
 }
 
+/// An axis value without needless decimals (10, 0.1, 0.01).
+fn short_axis(v: f64) -> String {
+    if v >= 1.0 { format!("{v:.0}") } else { format!("{}", (v * 1000.0).round() / 1000.0) }
+}
+
 fn short_tag(p: PollCellPolicy) -> String {
     match p {
         PollCellPolicy::Fixed { interval_ms } => format!("{} s", short(interval_ms / 1000.0)),
@@ -52,17 +57,28 @@ fn short_tag(p: PollCellPolicy) -> String {
     }
 }
 
-/// The axis ranges that hold `cells` (polls on a log axis, staleness in %).
+/// Relative staleness below this (including none at all) is drawn at it, so
+/// a log axis can show the cells that are never stale.
+const STALE_FLOOR_PCT: f64 = 0.01;
+
+/// A cell's relative staleness in %, on the log axis.
+fn stale_pct(c: &E2Cell) -> f64 {
+    (c.stale_ratio * 100.0).max(STALE_FLOOR_PCT)
+}
+
+/// The axis ranges that hold `cells` (polls and staleness %, both log).
 fn frontier_ranges(cells: &[&E2Cell]) -> (f64, f64, f64) {
     let min_polls = cells.iter().map(|c| c.polls_mean).fold(f64::INFINITY, f64::min).max(0.1);
     let max_polls = cells.iter().map(|c| c.polls_mean).fold(1.0, f64::max);
-    let max_ratio = cells.iter().map(|c| c.stale_ratio * 100.0).fold(1.0, f64::max);
-    (min_polls / 1.5, max_polls * 1.5, max_ratio * 1.1)
+    let max_ratio = cells.iter().map(|c| stale_pct(c)).fold(1.0, f64::max);
+    (min_polls / 1.5, max_polls * 1.5, max_ratio * 2.0)
 }
 
 /// Figure 1: polls against relative staleness, one curve per duration.
 pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
-    draw_svg(path, |root| {
+    draw_svg(path, |full| {
+        let (root, foot) = full.split_vertically(SIZE.1 - 28);
+        let root = &root;
         let cells: Vec<&E2Cell> = r.cells.iter().collect();
         let (x0, x1, y1) = frontier_ranges(&cells);
         let mut chart = ChartBuilder::on(root)
@@ -70,12 +86,15 @@ pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
             .margin(20)
             .x_label_area_size(50)
             .y_label_area_size(60)
-            .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)
+            .build_cartesian_2d((x0..x1).log_scale(), (STALE_FLOOR_PCT * 0.7..y1).log_scale())
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .x_desc("polls per task (mean)")
-            .y_desc("median staleness, % of task duration")
+            .x_desc("polls per task (mean, log)")
+            .y_desc("median staleness, % of task duration (log)")
+            .light_line_style(TRANSPARENT)
+            .x_label_formatter(&|x| short_axis(*x))
+            .y_label_formatter(&|y| short_axis(*y))
             .draw()
             .map_err(|e| e.to_string())?;
         for (i, &d) in r.params.durations_s.iter().enumerate() {
@@ -84,7 +103,7 @@ pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
                 .cells
                 .iter()
                 .filter(|c| c.duration_s == d)
-                .map(|c| (c.polls_mean, c.stale_ratio * 100.0, c.policy))
+                .map(|c| (c.polls_mean, stale_pct(c), c.policy))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             chart
@@ -113,9 +132,9 @@ pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
             .background_style(WHITE.mix(0.9))
             .draw()
             .map_err(|e| e.to_string())?;
-        root.draw(&Text::new(
-            "filled: fixed interval; open: adaptive backoff (label = ceiling)",
-            (70, SIZE.1 as i32 - 18),
+        foot.draw(&Text::new(
+            "filled: fixed interval; open: adaptive backoff (label: its ceiling); never stale is drawn at 0.01 %",
+            (70, 4),
             (FONT, 13),
         ))
         .map_err(|e| e.to_string())
@@ -151,6 +170,8 @@ pub fn e3_costs(r: &E3Result, path: &Path) -> Result<(), StudyError> {
                 .configure_mesh()
                 .x_desc("unrecognised failures truly transient, %")
                 .y_desc("count (of 100 failures)")
+                .x_label_formatter(&|x| format!("{x:.0}"))
+                .y_label_formatter(&|y| format!("{y:.0}"))
                 .draw()
                 .map_err(|e| e.to_string())?;
             let rows: Vec<_> = r.rows.iter().filter(|x| x.default == default).collect();
@@ -168,7 +189,7 @@ pub fn e3_costs(r: &E3Result, path: &Path) -> Result<(), StudyError> {
             }
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::MiddleRight)
+                .position(SeriesLabelPosition::UpperRight)
                 .border_style(BLACK)
                 .background_style(WHITE.mix(0.9))
                 .draw()
@@ -208,7 +229,7 @@ fn grid_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, r: &E4Result, title: &s
             area.draw(&Text::new(cell.outcome(), (x + 12, y + ch / 2 - 16), (FONT, 15)))
                 .map_err(|e| e.to_string())?;
             area.draw(&Text::new(
-                format!("longest silence {} s", short(cell.longest_gap_s)),
+                format!("longest poll gap {} s", short(cell.longest_gap_s)),
                 (x + 12, y + ch / 2 + 4),
                 (FONT, 12),
             ))
@@ -240,16 +261,19 @@ pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
         let cells: Vec<&E2Cell> = r.frontier.iter().collect();
         let (x0, x1, y1) = frontier_ranges(&cells);
         let mut chart = ChartBuilder::on(root)
-            .caption("E5: a duration-aware pollIntervalMs moves every client to the same regime", (FONT, 20))
+            .caption("E5: the server's duration-aware hint, taken as a floor, against the same clients without it", (FONT, 19))
             .margin(20)
             .x_label_area_size(50)
             .y_label_area_size(60)
-            .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)
+            .build_cartesian_2d((x0..x1).log_scale(), (STALE_FLOOR_PCT * 0.7..y1).log_scale())
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .x_desc("polls per task (mean)")
-            .y_desc("median staleness, % of task duration")
+            .x_desc("polls per task (mean, log)")
+            .y_desc("median staleness, % of task duration (log)")
+            .light_line_style(TRANSPARENT)
+            .x_label_formatter(&|x| short_axis(*x))
+            .y_label_formatter(&|y| short_axis(*y))
             .draw()
             .map_err(|e| e.to_string())?;
         for (i, &d) in r.e2.durations_s.iter().enumerate() {
@@ -258,7 +282,7 @@ pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
                 r.frontier
                     .iter()
                     .filter(|c| c.duration_s == d && matches!(c.policy, PollCellPolicy::Hinted { .. }) == hinted)
-                    .map(|c| (c.polls_mean, c.stale_ratio * 100.0))
+                    .map(|c| (c.polls_mean, stale_pct(c)))
                     .collect()
             };
             let (plain, hinted) = (of(false), of(true));

@@ -42,12 +42,7 @@ impl FromStr for Experiment {
             "e4" => Experiment::E4,
             "e5" => Experiment::E5,
             "all" => Experiment::All,
-            _ => {
-                return Err(StudyError::param(
-                    "experiment",
-                    format!("unknown experiment {s:?} (expected e1, e2, e3, e4, e5 or all)"),
-                ));
-            }
+            _ => return Err(StudyError::UnknownExperiment(s.to_owned())),
         })
     }
 }
