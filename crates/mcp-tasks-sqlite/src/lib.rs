@@ -1,1 +1,23 @@
-//! mcp-tasks sqlite.
+//! The embedded default task store: [`SqliteStore`], one SQLite file.
+//!
+//! - Durable: WAL journal with `synchronous = FULL`; `create` returns only
+//!   after the commit holding its row is fsynced.
+//! - Fast under concurrency: one writer thread group-commits every queued
+//!   write in one transaction (one fsync for many creations); reads use a
+//!   pool of read-only connections and never wait behind a commit.
+//! - Cheap maintenance: one partial index per sweep and per claim, so each
+//!   costs in proportion to the rows it touches.
+//! - Safe to point at the wrong file: a file that is not ours is refused
+//!   with [`StoreError::NotOurs`](mcp_tasks_store::StoreError::NotOurs), never
+//!   modified.
+
+mod open;
+mod readers;
+mod reads;
+mod row;
+mod schema;
+mod store;
+mod writer;
+mod writes;
+
+pub use store::SqliteStore;

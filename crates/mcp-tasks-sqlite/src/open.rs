@@ -1,0 +1,134 @@
+//! Opening a database file: recognising it as ours, setting the durability
+//! pragmas, and migrating it to the current schema.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_tasks_store::StoreError;
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use crate::schema::{APPLICATION_ID, MIGRATIONS, latest_version};
+
+/// How long a connection waits for another process's lock before failing.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
+    StoreError::Open { path: path.display().to_string(), reason: reason.into() }
+}
+
+fn not_ours(path: &Path, reason: impl Into<String>) -> StoreError {
+    StoreError::NotOurs { path: path.display().to_string(), reason: reason.into() }
+}
+
+/// Maps an error met while first reading the file: SQLite says "not a
+/// database" for a file of any other format.
+fn read_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => not_ours(path, "the file is not an SQLite database"),
+        _ => open_error(path, e.to_string()),
+    }
+}
+
+/// Opens (creating if needed) the read-write connection, checks the file is
+/// ours, sets WAL with full fsync, and migrates it.
+pub(crate) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
+    if path.is_dir() {
+        return Err(open_error(path, "it is a directory; give the path of a database file"));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(open_error(path, format!("its directory {} does not exist", parent.display())));
+        }
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e.to_string()))?;
+    let version = check_ours(&conn, path)?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(|e| read_error(path, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(open_error(path, format!("cannot switch to WAL journaling (got {mode:?})")));
+    }
+    for (pragma, value) in [("synchronous", "FULL"), ("foreign_keys", "ON")] {
+        conn.pragma_update(None, pragma, value).map_err(|e| open_error(path, format!("PRAGMA {pragma}: {e}")))?;
+    }
+    migrate(&conn, path, version)?;
+    Ok(conn)
+}
+
+/// Opens a read-only connection to a database [`open_writer`] prepared.
+pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| open_error(path, e.to_string()))?;
+    Ok(conn)
+}
+
+/// The schema version of an mcp-tasks file (0 for an empty file), or why
+/// the file is someone else's.
+fn check_ours(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| read_error(path, e))?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| read_error(path, e))?;
+    if app_id == APPLICATION_ID {
+        if version > latest_version() {
+            return Err(not_ours(
+                path,
+                format!(
+                    "its schema version {version} is newer than this build understands ({}); upgrade mcp-tasks",
+                    latest_version()
+                ),
+            ));
+        }
+        return Ok(version);
+    }
+    if app_id != 0 {
+        return Err(not_ours(
+            path,
+            format!("its application_id is {app_id:#010x}, not mcp-tasks' {APPLICATION_ID:#010x}"),
+        ));
+    }
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 5")
+        .map_err(|e| read_error(path, e))?;
+    let names: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(|e| read_error(path, e))?;
+    if !names.is_empty() {
+        return Err(not_ours(
+            path,
+            format!("it is an SQLite database of another application (it holds {})", names.join(", ")),
+        ));
+    }
+    if version != 0 {
+        return Err(not_ours(path, format!("it is an empty SQLite database with user_version {version}")));
+    }
+    Ok(0)
+}
+
+/// Runs every migration after `from`, each in its own transaction. The
+/// version is read again under the write lock, so two processes opening a
+/// fresh file at once migrate it once.
+fn migrate(conn: &Connection, path: &Path, from: i64) -> Result<(), StoreError> {
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
+        let to = index as i64 + 1;
+        let step = || -> rusqlite::Result<()> {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if current < to {
+                conn.execute_batch(sql)?;
+                conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"))?;
+            }
+            conn.execute_batch("COMMIT")
+        };
+        if let Err(e) = step() {
+            if !conn.is_autocommit() {
+                // Undo the half-done migration; the previous version stays intact.
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            return Err(open_error(path, format!("migration to schema version {to} failed: {e}")));
+        }
+    }
+    Ok(())
+}

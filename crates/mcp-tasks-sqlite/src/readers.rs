@@ -1,0 +1,59 @@
+//! A small pool of read-only connections. In WAL mode readers never wait for
+//! the writer, so `tasks/get` does not queue behind a group commit.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use mcp_tasks_store::StoreError;
+use rusqlite::Connection;
+
+use crate::open::open_reader;
+
+/// Idle read connections kept open; more are opened under load and closed
+/// when the pool is full again.
+pub(crate) const MAX_IDLE_READERS: usize = 4;
+
+/// Read-only connections to one database file.
+pub(crate) struct Readers {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl Readers {
+    /// A pool for `path` (connections open on first use).
+    pub(crate) fn new(path: PathBuf) -> Arc<Self> {
+        Arc::new(Readers { path, idle: Mutex::new(Vec::new()) })
+    }
+
+    fn take(&self) -> Result<Connection, StoreError> {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match idle {
+            Some(conn) => Ok(conn),
+            None => open_reader(&self.path),
+        }
+    }
+
+    fn give_back(&self, conn: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+    }
+
+    /// Runs `op` on a read connection on tokio's blocking pool.
+    pub(crate) async fn read<T, F>(self: &Arc<Self>, op: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let pool = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let conn = pool.take()?;
+            let result = op(&conn);
+            pool.give_back(conn);
+            result
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("read task failed: {e}")))?
+    }
+}

@@ -1,0 +1,90 @@
+//! The schema, its versioned migrations, and the marks that tell our files
+//! from anyone else's.
+//!
+//! `PRAGMA application_id` holds [`APPLICATION_ID`] ("MCPT") and
+//! `PRAGMA user_version` the schema version. Migrations run in order, each in
+//! the transaction that also bumps `user_version`, so a crash mid-migration
+//! leaves the previous version intact.
+
+/// `PRAGMA application_id` of an mcp-tasks database: "MCPT" in ASCII.
+pub(crate) const APPLICATION_ID: i32 = 0x4D43_5054;
+
+/// Live statuses, spelled exactly as the partial indexes spell them: SQLite
+/// uses a partial index only when the query repeats its `WHERE` terms.
+pub(crate) const LIVE: &str = "status IN ('working', 'input_required')";
+
+/// Terminal statuses, spelled as the expiry index spells them.
+pub(crate) const TERMINAL: &str = "status IN ('completed', 'failed', 'cancelled')";
+
+/// Migration `n` (1-based) brings the schema from version `n - 1` to `n`.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: tasks, dead letters, and one partial index per sweep and claim so
+    // each costs in proportion to the rows it touches, not the table.
+    r#"
+CREATE TABLE tasks (
+    id               TEXT    NOT NULL PRIMARY KEY,
+    version          INTEGER NOT NULL,
+    tool             TEXT    NOT NULL,
+    arguments        TEXT    NOT NULL,             -- JSON
+    principal        TEXT,
+    status           TEXT    NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    status_message   TEXT,
+    attempt          INTEGER NOT NULL,
+    max_attempts     INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL,             -- ms since the epoch, like every instant here
+    updated_at       INTEGER NOT NULL,
+    deadline_at      INTEGER NOT NULL,
+    run_at           INTEGER,
+    lease_owner      TEXT,
+    lease_expires_at INTEGER,
+    last_polled_at   INTEGER,
+    last_seen_at     INTEGER NOT NULL,             -- max(created_at, last_polled_at): the orphan index key
+    cancel_requested INTEGER NOT NULL CHECK (cancel_requested IN (0, 1)),
+    terminal_at      INTEGER,
+    expires_at       INTEGER,
+    result           TEXT,                         -- JSON
+    error            TEXT,                         -- JSON
+    input_requests   TEXT    NOT NULL,             -- JSON object
+    input_responses  TEXT    NOT NULL,             -- JSON object
+    idempotency_key  TEXT,
+    fingerprint      TEXT    NOT NULL,
+    CHECK ((lease_owner IS NULL) = (lease_expires_at IS NULL))
+) STRICT;
+
+CREATE UNIQUE INDEX tasks_idempotency ON tasks (coalesce(principal, ''), idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE INDEX tasks_claim ON tasks (run_at, id)
+    WHERE status = 'working' AND lease_owner IS NULL AND cancel_requested = 0 AND run_at IS NOT NULL;
+CREATE INDEX tasks_deadline ON tasks (deadline_at, id)
+    WHERE status IN ('working', 'input_required');
+CREATE INDEX tasks_last_seen ON tasks (last_seen_at, id)
+    WHERE status IN ('working', 'input_required');
+CREATE INDEX tasks_expiry ON tasks (expires_at, id)
+    WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at IS NOT NULL;
+CREATE INDEX tasks_lease ON tasks (lease_expires_at, id)
+    WHERE lease_owner IS NOT NULL AND status IN ('working', 'input_required');
+CREATE INDEX tasks_created ON tasks (created_at, id);
+CREATE INDEX tasks_durations ON tasks (tool, terminal_at, id)
+    WHERE status = 'completed' AND terminal_at IS NOT NULL;
+
+CREATE TABLE dead_letters (
+    seq         INTEGER NOT NULL PRIMARY KEY,      -- write order: ties of dead_at, newest first
+    task_id     TEXT    NOT NULL UNIQUE,
+    tool        TEXT    NOT NULL,
+    arguments   TEXT    NOT NULL,                  -- JSON
+    principal   TEXT,
+    attempts    INTEGER NOT NULL,
+    reason      TEXT    NOT NULL,
+    error       TEXT    NOT NULL,                  -- JSON
+    dead_at     INTEGER NOT NULL,
+    requeued_as TEXT
+) STRICT;
+
+CREATE INDEX dead_letters_dead_at ON dead_letters (dead_at, seq);
+"#,
+];
+
+/// The schema version this build writes and understands.
+pub(crate) fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}

@@ -1,0 +1,121 @@
+//! [`SqliteStore`]: the [`TaskStore`] on one SQLite file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_store::{
+    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery, StoreError,
+    SweepQuery, TaskStore, UpdateOutcome,
+};
+
+use crate::open::open_writer;
+use crate::readers::Readers;
+use crate::writer::Writer;
+use crate::{reads, writes};
+
+/// The embedded, durable task store: one SQLite file in WAL mode with
+/// `synchronous = FULL`, written by one group-committing thread and read
+/// through a pool of read-only connections.
+///
+/// Dropping the store finishes the writer's current batch and closes the file.
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Writer,
+    readers: Arc<Readers>,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating and migrating it if needed.
+    ///
+    /// Fails with [`StoreError::Open`] when the path cannot be opened (a
+    /// directory, a missing parent directory, no permission), and with
+    /// [`StoreError::NotOurs`] for a file that is not SQLite, an SQLite
+    /// database of another application, or an mcp-tasks schema newer than
+    /// this build. Blocks briefly (file I/O); call it at startup.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let conn = open_writer(&path)?;
+        let writer = Writer::start(conn)?;
+        Ok(SqliteStore { readers: Readers::new(path.clone()), path, writer })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
+        self.writer.write(move |conn| writes::create(conn, new)).await
+    }
+
+    async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
+        let id = id.clone();
+        self.readers.read(move |conn| reads::get(conn, &id)).await
+    }
+
+    async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
+        if polls.is_empty() {
+            return Ok(());
+        }
+        let polls = polls.to_vec();
+        self.writer.write(move |conn| writes::record_polls(conn, &polls)).await
+    }
+
+    async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
+        self.writer.write(move |conn| writes::claim(conn, params)).await
+    }
+
+    async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        self.writer
+            .write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u)).collect())
+            .await
+    }
+
+    async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        self.readers.read(move |conn| reads::sweep_candidates(conn, query)).await
+    }
+
+    async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        self.readers.read(move |conn| reads::list(conn, query)).await
+    }
+
+    async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
+        self.readers.read(reads::count_by_status).await
+    }
+
+    async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+        let tool = tool.to_owned();
+        self.readers.read(move |conn| reads::recent_durations(conn, &tool, limit)).await
+    }
+
+    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
+        self.readers.read(move |conn| reads::list_dead_letters(conn, query)).await
+    }
+
+    async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
+        let task = task.clone();
+        self.readers.read(move |conn| reads::get_dead_letter(conn, &task)).await
+    }
+
+    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
+        let task = task.clone();
+        self.writer.write(move |conn| writes::requeue_dead_letter(conn, &task, new)).await
+    }
+
+    async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
+        self.writer.write(move |conn| writes::purge_dead_letters(conn, query)).await
+    }
+}

@@ -1,0 +1,323 @@
+//! The store's writes, each run by the writer thread on its connection
+//! inside the current group-commit transaction.
+
+use mcp_tasks_core::status::ALL_STATUSES;
+use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
+use mcp_tasks_store::{
+    ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError, Update,
+    UpdateOutcome,
+};
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
+
+use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
+use crate::schema::{LIVE, TERMINAL};
+
+/// The claim's candidate filter, spelled as the `tasks_claim` index's `WHERE`.
+pub(crate) const CLAIMABLE: &str =
+    "status = 'working' AND lease_owner IS NULL AND cancel_requested = 0 AND run_at IS NOT NULL";
+
+fn one_task(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Option<TaskRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
+    let mut rows = stmt.query(params).map_err(unavailable)?;
+    match rows.next().map_err(unavailable)? {
+        Some(row) => task_from_row(row).map(Some),
+        None => Ok(None),
+    }
+}
+
+fn many_tasks(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<TaskRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
+    let mut rows = stmt.query(params).map_err(unavailable)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(unavailable)? {
+        out.push(task_from_row(row)?);
+    }
+    Ok(out)
+}
+
+/// Inserts a task, or returns the task its idempotency key is bound to.
+pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreError> {
+    let fingerprint = call_fingerprint(&new.tool, &new.arguments);
+    if let Some(key) = &new.idempotency_key {
+        let sql = format!(
+            "SELECT {TASK_COLUMNS} FROM tasks WHERE coalesce(principal, '') = ?1 AND idempotency_key = ?2"
+        );
+        if let Some(existing) = one_task(conn, &sql, params![new.principal.as_deref().unwrap_or_default(), key])? {
+            if existing.fingerprint == fingerprint {
+                return Ok(Created { record: existing, created: false });
+            }
+            return Err(StoreError::IdempotencyConflict { key: key.clone(), existing: existing.id });
+        }
+    }
+    let sql = format!(
+        "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, max_attempts, \
+           created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
+           input_responses, idempotency_key, fingerprint) \
+         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{{}}', '{{}}', ?10, ?11) \
+         RETURNING {TASK_COLUMNS}"
+    );
+    let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+    let inserted = stmt
+        .query(params![
+            new.id.as_str(),
+            new.tool,
+            to_json(&new.arguments),
+            new.principal,
+            new.status_message,
+            new.max_attempts,
+            new.created_at.as_millis(),
+            new.deadline_at.as_millis(),
+            new.run_at.as_millis(),
+            new.idempotency_key,
+            fingerprint,
+        ])
+        .and_then(|mut rows| Ok(rows.next()?.map(task_from_row)));
+    match inserted {
+        Ok(Some(record)) => Ok(Created { record: record?, created: true }),
+        Ok(None) => Err(StoreError::Unavailable(format!("insert of task {} returned no row", new.id))),
+        Err(e) if is_primary_key_error(&e) => Err(StoreError::DuplicateId(new.id)),
+        Err(e) => Err(unavailable(e)),
+    }
+}
+
+fn is_primary_key_error(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+/// The `WHERE` conditions of a guard, appended to `sql` with their values.
+fn push_guard(guard: &Guard, sql: &mut String, values: &mut Vec<Sql>) {
+    values.push(Sql::Text(guard.id.0.clone()));
+    sql.push_str(" WHERE id = ?");
+    let mut cond = |column: &str, op: &str, value: Sql| {
+        values.push(value);
+        sql.push_str(&format!(" AND {column} {op} ?"));
+    };
+    if let Some(v) = guard.version {
+        cond("version", "=", Sql::Integer(v));
+    }
+    if let Some(s) = guard.status {
+        cond("status", "=", Sql::Text(s.as_str().to_owned()));
+    }
+    if let Some(a) = guard.attempt {
+        cond("attempt", "=", Sql::Integer(a.into()));
+    }
+    if let Some(owner) = &guard.lease_owner {
+        cond("lease_owner", "=", Sql::Text(owner.clone()));
+    }
+    if let Some(c) = guard.cancel_requested {
+        cond("cancel_requested", "=", Sql::Integer(c.into()));
+    }
+    if let Some(t) = guard.last_seen_at_or_before {
+        cond("last_seen_at", "<=", Sql::Integer(t.as_millis()));
+    }
+}
+
+fn opt_instant(t: Option<Timestamp>) -> Sql {
+    t.map_or(Sql::Null, |t| Sql::Integer(t.as_millis()))
+}
+
+fn opt_text(s: Option<String>) -> Sql {
+    s.map_or(Sql::Null, Sql::Text)
+}
+
+/// Applies one guarded update: a single `UPDATE`/`DELETE` whose `WHERE`
+/// carries the guard, so the compare and the set are one statement.
+pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOutcome, StoreError> {
+    let GuardedUpdate { guard, update } = update;
+    let mut values = Vec::new();
+    let outcome = match update {
+        Update::Delete => {
+            let mut sql = String::from("DELETE FROM tasks");
+            push_guard(&guard, &mut sql, &mut values);
+            sql.push_str(&format!(" AND {TERMINAL}"));
+            let deleted = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
+            (deleted.map_err(unavailable)? == 1).then_some(UpdateOutcome::Applied(None))
+        }
+        Update::Change(change) => {
+            let change = *change;
+            let mut sets = Vec::new();
+            let mut set = |column: &str, value: Sql| {
+                sets.push(format!("{column} = ?"));
+                values.push(value);
+            };
+            set("updated_at", Sql::Integer(change.now.as_millis()));
+            if let Some(s) = change.status {
+                set("status", Sql::Text(s.as_str().to_owned()));
+            }
+            if let Some(m) = change.status_message {
+                set("status_message", opt_text(m));
+            }
+            if let Some(a) = change.attempt {
+                set("attempt", Sql::Integer(a.into()));
+            }
+            if let Some(m) = change.max_attempts {
+                set("max_attempts", Sql::Integer(m.into()));
+            }
+            if let Some(r) = change.run_at {
+                set("run_at", opt_instant(r));
+            }
+            if let Some(lease) = change.lease {
+                let (owner, expires) = lease.map_or((None, None), |l| (Some(l.owner), Some(l.expires_at)));
+                set("lease_owner", opt_text(owner));
+                set("lease_expires_at", opt_instant(expires));
+            }
+            if let Some(c) = change.cancel_requested {
+                set("cancel_requested", Sql::Integer(c.into()));
+            }
+            if let Some(t) = change.terminal_at {
+                set("terminal_at", Sql::Integer(t.as_millis()));
+            }
+            if let Some(e) = change.expires_at {
+                set("expires_at", opt_instant(e));
+            }
+            if let Some(r) = &change.result {
+                set("result", Sql::Text(to_json(r)));
+            }
+            if let Some(e) = &change.error {
+                set("error", Sql::Text(to_json(e)));
+            }
+            if let Some(r) = &change.input_requests {
+                set("input_requests", Sql::Text(to_json(r)));
+            }
+            if let Some(r) = &change.input_responses {
+                set("input_responses", Sql::Text(to_json(r)));
+            }
+            let mut sql = format!("UPDATE tasks SET version = version + 1, {}", sets.join(", "));
+            push_guard(&guard, &mut sql, &mut values);
+            sql.push_str(&format!(" AND {}", allowed_sources(change.status)));
+            sql.push_str(&format!(" RETURNING {TASK_COLUMNS}"));
+            match one_task(conn, &sql, params_from_iter(values))? {
+                Some(record) => {
+                    if let Some(letter) = change.dead_letter {
+                        insert_dead_letter(conn, &record, letter)?;
+                    }
+                    Some(UpdateOutcome::Applied(Some(record)))
+                }
+                None => None,
+            }
+        }
+    };
+    match outcome {
+        Some(applied) => Ok(applied),
+        None => {
+            let exists = conn
+                .query_row("SELECT 1 FROM tasks WHERE id = ?1", [guard.id.as_str()], |_| Ok(()))
+                .optional()
+                .map_err(unavailable)?;
+            Ok(if exists.is_some() { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
+        }
+    }
+}
+
+/// The statuses a change may start from: live ones (terminal rows never
+/// change) from which the core's lifecycle allows the new status.
+fn allowed_sources(to: Option<mcp_tasks_core::TaskStatus>) -> String {
+    let Some(to) = to else { return LIVE.to_owned() };
+    let from: Vec<_> = ALL_STATUSES
+        .into_iter()
+        .filter(|s| s.is_live() && s.check_transition(to).is_ok())
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    if from.is_empty() {
+        return "0".to_owned();
+    }
+    format!("{LIVE} AND status IN ({})", from.join(", "))
+}
+
+fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: NewDeadLetter) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO dead_letters \
+           (task_id, tool, arguments, principal, attempts, reason, error, dead_at, requeued_as) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            record.id.as_str(),
+            record.tool,
+            to_json(&record.arguments),
+            record.principal,
+            record.attempt,
+            letter.reason,
+            to_json(&letter.error),
+            letter.dead_at.as_millis(),
+        ])
+    })
+    .map_err(unavailable)?;
+    Ok(())
+}
+
+/// Writes poll instants; never moves one backwards, never bumps the version.
+pub(crate) fn record_polls(conn: &Connection, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "UPDATE tasks SET last_polled_at = max(coalesce(last_polled_at, ?2), ?2), \
+               last_seen_at = max(last_seen_at, ?2) \
+             WHERE id = ?1",
+        )
+        .map_err(unavailable)?;
+    for (id, at) in polls {
+        stmt.execute(params![id.as_str(), at.as_millis()]).map_err(unavailable)?;
+    }
+    Ok(())
+}
+
+/// Leases up to `limit` due tasks in one statement: the single writer makes
+/// the select-then-update atomic.
+pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
+    if params.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let tool_filter = if params.tools.is_some() { " AND tool IN (SELECT value FROM json_each(?5))" } else { "" };
+    let sql = format!(
+        "UPDATE tasks SET lease_owner = ?1, lease_expires_at = ?2, version = version + 1 \
+         WHERE id IN (SELECT id FROM tasks WHERE {CLAIMABLE} AND run_at <= ?3{tool_filter} \
+                      ORDER BY run_at, id LIMIT ?4) \
+         RETURNING {TASK_COLUMNS}"
+    );
+    let limit = i64::try_from(params.limit).unwrap_or(i64::MAX);
+    let tools = params.tools.as_ref().map(to_json);
+    let p1 = params.owner.as_str();
+    let (p2, p3) = (params.lease_expires_at.as_millis(), params.now.as_millis());
+    let mut claimed = match &tools {
+        Some(tools) => many_tasks(conn, &sql, params![p1, p2, p3, limit, tools])?,
+        None => many_tasks(conn, &sql, params![p1, p2, p3, limit])?,
+    };
+    // RETURNING has no defined order; the contract says oldest run_at first.
+    claimed.sort_by(|a, b| a.run_at.cmp(&b.run_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(claimed)
+}
+
+/// Creates the fresh task of a requeued dead letter and marks the letter.
+pub(crate) fn requeue_dead_letter(conn: &Connection, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
+    let requeued_as: Option<Option<String>> = conn
+        .query_row("SELECT requeued_as FROM dead_letters WHERE task_id = ?1", [task.as_str()], |r| r.get(0))
+        .optional()
+        .map_err(unavailable)?;
+    match requeued_as {
+        None => return Err(StoreError::DeadLetterNotFound(task.clone())),
+        Some(Some(previous)) => {
+            return Err(StoreError::AlreadyRequeued { task: task.clone(), requeued_as: TaskId(previous) });
+        }
+        Some(None) => {}
+    }
+    let record = create(conn, new)?.record;
+    conn.execute("UPDATE dead_letters SET requeued_as = ?1 WHERE task_id = ?2", params![record.id.as_str(), task.as_str()])
+        .map_err(unavailable)?;
+    Ok(record)
+}
+
+/// Deletes the dead letters matching every set filter.
+pub(crate) fn purge_dead_letters(conn: &Connection, query: PurgeQuery) -> Result<u64, StoreError> {
+    let ids = query.task_ids.as_ref().map(|ids| to_json(&ids.iter().map(TaskId::as_str).collect::<Vec<_>>()));
+    let deleted = conn
+        .execute(
+            "DELETE FROM dead_letters \
+             WHERE (?1 IS NULL OR task_id IN (SELECT value FROM json_each(?1))) \
+               AND (?2 IS NULL OR dead_at < ?2) \
+               AND (?3 IS NULL OR tool = ?3)",
+            params![ids, query.dead_before.map(Timestamp::as_millis), query.tool],
+        )
+        .map_err(unavailable)?;
+    Ok(deleted as u64)
+}
