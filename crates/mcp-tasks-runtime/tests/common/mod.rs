@@ -91,6 +91,15 @@ impl Gate {
     }
 }
 
+impl Gate {
+    /// Reports arrival, then waits to be let through, ignoring cancellation
+    /// (a handler that does not cooperate).
+    pub async fn pass_stubbornly(&self, ctx: &TaskContext) {
+        let _ = self.arrived.send(ctx.task_id().clone());
+        self.permits.acquire().await.expect("gate open").forget();
+    }
+}
+
 impl GateControl {
     /// Waits (bounded) until a handler reaches the gate.
     pub async fn arrived(&mut self) -> TaskId {

@@ -1,0 +1,28 @@
+//! The reaper runs timeouts before orphans: a task both past its deadline
+//! and unpolled ends failed (timeout), not cancelled.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_tasks_core::TaskStatus;
+use serde_json::json;
+
+#[tokio::test]
+async fn a_task_past_deadline_and_unpolled_times_out() {
+    let clock = clock();
+    let rt = builder(memory(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let id = create(&rt, "t").await;
+    // Past both the 900 s orphan window and the 1800 s deadline.
+    clock.advance(Duration::from_secs(1800));
+    let report = rt.reap_once().await.unwrap();
+    assert_eq!((report.timed_out, report.orphaned, report.expired), (1, 0, 0));
+    let r = rt.get_task(&id, None).await.unwrap().record;
+    assert_eq!(r.status, TaskStatus::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.data.unwrap()["reason"], "timeout");
+    assert!(e.message.contains("timed out"), "{}", e.message);
+    // A second pass finds nothing.
+    assert_eq!(rt.reap_once().await.unwrap(), Default::default());
+}
