@@ -76,10 +76,13 @@ pub struct E1Row {
 }
 
 /// Opens a store of `kind`; for SQLite, the file at `path`.
-async fn open(kind: StoreKind, path: &std::path::Path) -> Result<Arc<dyn TaskStore>, StudyError> {
+fn open(kind: StoreKind, path: &std::path::Path) -> Result<Arc<dyn TaskStore>, StudyError> {
     Ok(match kind {
         StoreKind::Memory => Arc::new(MemoryStore::new()),
-        StoreKind::Sqlite => return Err(StudyError::runtime(format!("E1 opening {}", path.display()), "TEMP: SqliteStore not landed")),
+        StoreKind::Sqlite => Arc::new(
+            mcp_tasks_sqlite::SqliteStore::open(path)
+                .map_err(|e| StudyError::runtime(format!("E1 opening {}", path.display()), e))?,
+        ),
     })
 }
 
@@ -103,7 +106,7 @@ pub async fn run_store(kind: StoreKind) -> Result<E1Row, StudyError> {
 
     // Before the crash.
     let handles: Vec<TaskId> = {
-        let rt = runtime(open(kind, &path).await?, &clock)?;
+        let rt = runtime(open(kind, &path)?, &clock)?;
         let mut handles = Vec::with_capacity(ISSUED);
         for _ in 0..ISSUED {
             let view = rt
@@ -162,7 +165,7 @@ pub async fn run_store(kind: StoreKind) -> Result<E1Row, StudyError> {
     };
 
     clock.advance(Duration::from_secs(30));
-    let rt = runtime(open(kind, &path).await?, &clock)?;
+    let rt = runtime(open(kind, &path)?, &clock)?;
     rt.triage_once(TriageScope::AllLeases).await.map_err(err("restart triage"))?;
 
     let (mut resolved, mut resumable, mut results_kept) = (0, 0, 0);
