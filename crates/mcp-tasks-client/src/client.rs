@@ -358,7 +358,18 @@ impl TasksClient {
                             keys: responses.keys().cloned().collect(),
                         });
                     }
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    let responses = (!responses.is_empty()).then_some(responses);
+                    // A stateless server given the very same request answers the
+                    // same way: resending identical answers to an identical
+                    // question would only loop until the round cap.
+                    if params.input_responses.is_some()
+                        && responses == params.input_responses
+                        && round.request_state == params.request_state
+                    {
+                        let keys = responses.map(|r| r.into_keys().collect()).unwrap_or_default();
+                        return Err(ClientError::InputNotAccepted { keys });
+                    }
+                    params.input_responses = responses;
                     params.request_state = round.request_state;
                 }
                 _ => {

@@ -109,6 +109,13 @@ pub enum ClientError {
         /// The cap.
         rounds: usize,
     },
+    /// The server asked the same `tools/call` input questions again after
+    /// receiving the same answers (e.g. it needs an answer the user declined).
+    #[error("tools/call asked again for {} after the same answers; it needs answers this client did not give", keys.join(", "))]
+    InputNotAccepted {
+        /// The keys asked again.
+        keys: Vec<String>,
+    },
     /// The server stayed unreachable longer than the client is willing to wait.
     #[error("gave up on task {task_id}: the server was unreachable for {waited_ms} ms (last error: {last_error})")]
     Unreachable {

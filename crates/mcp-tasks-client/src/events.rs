@@ -46,11 +46,6 @@ pub enum TaskEvent {
         /// Why.
         error: String,
     },
-    /// `tasks/cancel` was acknowledged.
-    CancelRequested {
-        /// The task.
-        task_id: String,
-    },
 }
 
 /// Receives [`TaskEvent`]s. Closures `Fn(&TaskEvent)` are observers.

@@ -164,14 +164,33 @@ async fn a_tools_call_input_round_is_answered_and_request_state_echoed() {
 }
 
 #[tokio::test]
-async fn declining_an_input_round_leaves_the_server_to_decide() {
+async fn a_declined_input_round_asked_again_stops_instead_of_looping() {
     // DeclineAll answers elicitation with `decline`; the fixture server then
-    // cannot find a name and asks again each round, so the round cap ends it.
+    // cannot find a name and asks the same question again: the client stops
+    // after the second identical round rather than running to the cap.
+    let server = TestServer::new(Settings::default());
+    let running = serve(server.clone()).await;
+    let client = TasksClient::connect(options(&running.url)).await.unwrap();
+    let err = client.call("greet_mrtr", json!({}), &DeclineAll, &Silent).await.unwrap_err();
+    assert!(matches!(&err, ClientError::InputNotAccepted { keys } if keys == &["user_name"]), "{err}");
+    assert_eq!(server.journal().calls.len(), 2);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn changing_answers_run_to_the_round_cap() {
+    // A responder that answers differently each time (but never as the
+    // server wants) is bounded by the round cap.
     let running = serve(TestServer::new(Settings::default())).await;
     let mut o = options(&running.url);
     o.max_input_rounds = 3;
     let client = TasksClient::connect(o).await.unwrap();
-    let err = client.call("greet_mrtr", json!({}), &DeclineAll, &Silent).await.unwrap_err();
+    let n = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let responder = FnResponder(move |_p: InputPrompt| {
+        let i = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        async move { Some(elicit_accept(json!({"nickname": i}))) }
+    });
+    let err = client.call("greet_mrtr", json!({}), &responder, &Silent).await.unwrap_err();
     assert!(matches!(err, ClientError::TooManyInputRounds { rounds: 3 }), "{err}");
     running.stop().await;
 }
@@ -189,7 +208,7 @@ async fn cancel_is_acknowledged_and_followed_to_cancelled() {
     client.cancel(&handle.task_id).await.unwrap();
     let outcome = client.follow(&handle, &DeclineAll, &Silent).await.unwrap();
     assert_eq!(outcome, TaskOutcome::Cancelled { task_id: handle.task_id.clone() });
-    assert_eq!(server.journal().cancels, [handle.task_id.clone()]);
+    assert_eq!(server.journal().cancels, std::slice::from_ref(&handle.task_id));
     assert_eq!(book.get(&running.url, &handle.task_id).unwrap().unwrap().last_status, "cancelled");
     // Cancelling a terminal task is still acknowledged.
     client.cancel(&handle.task_id).await.unwrap();
