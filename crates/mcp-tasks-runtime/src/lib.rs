@@ -20,7 +20,6 @@ mod dead_letters;
 mod error;
 mod executor;
 mod hints;
-mod polls;
 mod reaper;
 mod running;
 mod runtime;

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
 use crate::hints::Hints;
-use crate::polls::Polls;
+use mcp_tasks_store::PollBuffer;
 use crate::running::Running;
 use crate::tool::{TaskTool, ToolSpec};
 use crate::view::TaskView;
@@ -38,7 +38,7 @@ pub(crate) struct Shared {
     pub(crate) owner: String,
     /// When this runtime was built: the orphan sweep's silence floor.
     pub(crate) started_at: Timestamp,
-    pub(crate) polls: Polls,
+    pub(crate) polls: PollBuffer,
     pub(crate) hints: Hints,
     pub(crate) running: Running,
     pub(crate) wakeups: Wakeups,

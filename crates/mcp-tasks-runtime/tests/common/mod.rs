@@ -108,6 +108,10 @@ impl GateControl {
             .expect("a handler should reach the gate")
             .expect("gate sender alive")
     }
+    /// The next arrival, if a handler has reached the gate (waits for one).
+    pub async fn arrived_opt(&mut self) -> Option<TaskId> {
+        self.arrived.recv().await
+    }
     pub fn open(&self, n: usize) {
         self.permits.add_permits(n);
     }
@@ -136,4 +140,25 @@ pub async fn idle(rt: &Runtime) {
 
 pub async fn status(rt: &Runtime, id: &TaskId) -> TaskStatus {
     rt.store().get(id).await.unwrap().expect("task exists").status
+}
+
+/// Opens (creating) the SQLite store at `path`.
+pub fn sqlite(path: &std::path::Path) -> Arc<dyn TaskStore> {
+    Arc::new(mcp_tasks_sqlite::SqliteStore::open(path).expect("open sqlite store"))
+}
+
+/// Re-checks `check` until it holds (bounded): for effects of a handler that
+/// runs on its own task, never for a sweep.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    for _ in 0..1000 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("timed out waiting until {what}");
 }

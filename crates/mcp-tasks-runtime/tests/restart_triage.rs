@@ -1,0 +1,104 @@
+//! Restart triage on SQLite: a new single-node runtime settles every task
+//! the dead one had leased — past deadline → failed; out of attempts →
+//! poison and dead-lettered; not re-runnable → failed, saying so; else
+//! resumed as the next attempt.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_tasks_core::{Clock, TaskStatus};
+use mcp_tasks_runtime::{CreateTask, ToolFailure, ToolSpec, TriageReport, TriageScope};
+use mcp_tasks_store::DeadLetterQuery;
+use serde_json::json;
+
+/// Fails transiently while `fail_until` > attempt, then hangs (the process "dies" there).
+fn hanging_tools(g: Gate) -> (std::sync::Arc<FnTool>, std::sync::Arc<FnTool>) {
+    let g2 = g.clone();
+    let rerun = FnTool::new("rerun", move |ctx| {
+        let g = g.clone();
+        async move {
+            if u64::from(ctx.attempt()) < ctx.arguments()["fail_until"].as_u64().unwrap_or(0) {
+                return Err(ToolFailure::transient("upstream unavailable"));
+            }
+            g.pass_stubbornly(&ctx).await;
+            Ok(json!({}))
+        }
+    });
+    let mut spec = ToolSpec::new("once", "charges a card");
+    spec.rerunnable = false;
+    let once = FnTool::with_spec(spec, move |ctx| {
+        let g = g2.clone();
+        async move {
+            g.pass_stubbornly(&ctx).await;
+            Ok(json!({}))
+        }
+    });
+    (rerun, once)
+}
+
+#[tokio::test]
+async fn restart_triage_settles_every_leased_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.db");
+    let clock = clock();
+    let (g, mut gate) = gate();
+    let (rerun, once) = hanging_tools(g);
+    let dead = builder(sqlite(&path), &clock).tool(rerun).tool(once).build().unwrap();
+
+    let overdue = create(&dead, "rerun").await;
+    clock.advance(Duration::from_secs(1000));
+    let exhausted = dead.create_task(CreateTask::new("rerun", json!({"fail_until": 3}))).await.unwrap().record.id;
+    let resumable = create(&dead, "rerun").await;
+    let unsafe_ = create(&dead, "once").await;
+
+    // Run everything; `exhausted` fails twice first and hangs on its third attempt.
+    let mut hanging = 0;
+    while hanging < 4 {
+        dead.run_due_once().await.unwrap();
+        while let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(200), gate.arrived_opt()).await {
+            hanging += 1;
+        }
+        clock.advance(Duration::from_secs(5)); // past any backoff
+    }
+    let r = dead.store().get(&exhausted).await.unwrap().unwrap();
+    assert_eq!((r.attempt, r.max_attempts), (3, 3));
+    drop(dead); // the process "dies"; its leases stay in the file
+
+    clock.set(T0.plus(Duration::from_secs(1800))); // `overdue` is at its deadline, the rest are not
+    let rerun2 = FnTool::new("rerun", |ctx| async move { Ok(json!({"attempt": ctx.attempt()})) });
+    let mut spec = ToolSpec::new("once", "charges a card");
+    spec.rerunnable = false;
+    let once2 = FnTool::with_spec(spec, |_ctx| async move { Ok(json!({})) });
+    let restarted = builder(sqlite(&path), &clock).single_node(true).tool(rerun2.clone()).tool(once2).build().unwrap();
+    let report = restarted.triage_once(TriageScope::AllLeases).await.unwrap();
+    assert_eq!(report, TriageReport { resumed: 1, failed: 2, poisoned: 1, cancelled: 0 });
+
+    let get = |id| {
+        let store = restarted.store().clone();
+        async move { store.get(id).await.unwrap().unwrap() }
+    };
+    let r = get(&overdue).await;
+    assert_eq!(r.status, TaskStatus::Failed);
+    assert_eq!(r.error.unwrap().data.unwrap()["reason"], "timeout");
+
+    let r = get(&exhausted).await;
+    assert_eq!(r.status, TaskStatus::Failed);
+    assert_eq!(r.error.unwrap().data.unwrap()["reason"], "poison");
+    let letters = restarted.dead_letters().list(DeadLetterQuery::default()).await.unwrap();
+    assert_eq!(letters.iter().map(|l| &l.task_id).collect::<Vec<_>>(), [&exhausted]);
+
+    let r = get(&unsafe_).await;
+    assert_eq!(r.status, TaskStatus::Failed);
+    let message = r.error.unwrap().message;
+    assert!(message.contains("not safe to re-run") && message.contains("once"), "{message}");
+
+    let r = get(&resumable).await;
+    assert_eq!((r.status, r.attempt, r.lease.clone(), r.run_at), (TaskStatus::Working, 2, None, Some(clock.now())));
+    assert_eq!(restarted.run_due_once().await.unwrap(), 1);
+    idle(&restarted).await;
+    let r = get(&resumable).await;
+    assert_eq!((r.status, r.result), (TaskStatus::Completed, Some(json!({"attempt": 2}))));
+    assert_eq!(rerun2.runs(), 1);
+}
