@@ -12,6 +12,8 @@
 //!   modified.
 
 mod open;
+#[cfg(test)]
+mod query_plans;
 mod readers;
 mod reads;
 mod row;

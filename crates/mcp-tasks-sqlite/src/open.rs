@@ -35,10 +35,10 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     if path.is_dir() {
         return Err(open_error(path, "it is a directory; give the path of a database file"));
     }
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            return Err(open_error(path, format!("its directory {} does not exist", parent.display())));
-        }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.is_dir()
+    {
+        return Err(open_error(path, format!("{} is not an existing directory", parent.display())));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;

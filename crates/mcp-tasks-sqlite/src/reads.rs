@@ -102,15 +102,14 @@ pub(crate) fn count_by_status(conn: &Connection) -> Result<BTreeMap<TaskStatus, 
     Ok(counts)
 }
 
+/// Run times of completed tasks of tool `?1`, newest first, at most `?2`.
+pub(crate) const RECENT_DURATIONS_SQL: &str = "SELECT terminal_at - created_at FROM tasks \
+     WHERE status = 'completed' AND terminal_at IS NOT NULL AND tool = ?1 \
+     ORDER BY terminal_at DESC, id DESC LIMIT ?2";
+
 /// Run times of the latest completed tasks of `tool`, newest first.
 pub(crate) fn recent_durations(conn: &Connection, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT terminal_at - created_at FROM tasks \
-             WHERE status = 'completed' AND terminal_at IS NOT NULL AND tool = ?1 \
-             ORDER BY terminal_at DESC, id DESC LIMIT ?2",
-        )
-        .map_err(unavailable)?;
+    let mut stmt = conn.prepare_cached(RECENT_DURATIONS_SQL).map_err(unavailable)?;
     let rows = stmt.query_map(params![tool, sql_limit(limit)], |r| r.get(0)).map_err(unavailable)?;
     rows.collect::<Result<_, _>>().map_err(unavailable)
 }

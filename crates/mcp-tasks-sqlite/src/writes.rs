@@ -36,14 +36,17 @@ fn many_tasks(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Re
     Ok(out)
 }
 
+/// The task holding idempotency key `?2` of principal `?1` (`''` for none),
+/// spelled as the `tasks_idempotency` index.
+pub(crate) fn idempotency_sql() -> String {
+    format!("SELECT {TASK_COLUMNS} FROM tasks WHERE coalesce(principal, '') = ?1 AND idempotency_key = ?2")
+}
+
 /// Inserts a task, or returns the task its idempotency key is bound to.
 pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreError> {
     let fingerprint = call_fingerprint(&new.tool, &new.arguments);
     if let Some(key) = &new.idempotency_key {
-        let sql = format!(
-            "SELECT {TASK_COLUMNS} FROM tasks WHERE coalesce(principal, '') = ?1 AND idempotency_key = ?2"
-        );
-        if let Some(existing) = one_task(conn, &sql, params![new.principal.as_deref().unwrap_or_default(), key])? {
+        if let Some(existing) = one_task(conn, &idempotency_sql(), params![new.principal.as_deref().unwrap_or_default(), key])? {
             if existing.fingerprint == fingerprint {
                 return Ok(Created { record: existing, created: false });
             }
@@ -262,19 +265,25 @@ pub(crate) fn record_polls(conn: &Connection, polls: &[(TaskId, Timestamp)]) -> 
     Ok(())
 }
 
+/// The claim statement. Parameters: `?1` owner, `?2` lease expiry, `?3` now,
+/// `?4` limit, and with `with_tools` `?5` a JSON array of tool names.
+pub(crate) fn claim_sql(with_tools: bool) -> String {
+    let tool_filter = if with_tools { " AND tool IN (SELECT value FROM json_each(?5))" } else { "" };
+    format!(
+        "UPDATE tasks SET lease_owner = ?1, lease_expires_at = ?2, version = version + 1 \
+         WHERE id IN (SELECT id FROM tasks WHERE {CLAIMABLE} AND run_at <= ?3{tool_filter} \
+                      ORDER BY run_at, id LIMIT ?4) \
+         RETURNING {TASK_COLUMNS}"
+    )
+}
+
 /// Leases up to `limit` due tasks in one statement: the single writer makes
 /// the select-then-update atomic.
 pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
     if params.limit == 0 {
         return Ok(Vec::new());
     }
-    let tool_filter = if params.tools.is_some() { " AND tool IN (SELECT value FROM json_each(?5))" } else { "" };
-    let sql = format!(
-        "UPDATE tasks SET lease_owner = ?1, lease_expires_at = ?2, version = version + 1 \
-         WHERE id IN (SELECT id FROM tasks WHERE {CLAIMABLE} AND run_at <= ?3{tool_filter} \
-                      ORDER BY run_at, id LIMIT ?4) \
-         RETURNING {TASK_COLUMNS}"
-    );
+    let sql = claim_sql(params.tools.is_some());
     let limit = i64::try_from(params.limit).unwrap_or(i64::MAX);
     let tools = params.tools.as_ref().map(to_json);
     let p1 = params.owner.as_str();
