@@ -225,7 +225,7 @@ impl Ui {
     fn new(terminal: bool) -> Self {
         let bar = terminal.then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            bar.set_style(ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
             bar.enable_steady_tick(Duration::from_millis(120));
             bar.set_message("calling…");
             bar
