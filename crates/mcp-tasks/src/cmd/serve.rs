@@ -1,12 +1,178 @@
-//! `mcp-tasks serve` (placeholder until its issue lands).
+//! `mcp-tasks serve`: the MCP server (Streamable HTTP, protocol 2026-07-28,
+//! stateless) on a durable store, until SIGINT or SIGTERM.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// Flags of `mcp-tasks serve`.
+use anyhow::Context;
+use mcp_tasks_core::Policy;
+use mcp_tasks_server::config::{load_policy, load_tokens, parse_duration};
+use mcp_tasks_server::tools::ToolSet;
+use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
+use mcp_tasks_store::TaskStore;
+
+/// Flags of `mcp-tasks serve`. Each has an `MCP_TASKS_*` environment
+/// equivalent; flags override the `--config` file, which overrides defaults.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "MCP_TASKS_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The SQLite task database (created on first run).
+    #[arg(long, env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db")]
+    db: PathBuf,
+    /// Tool sets to serve, comma-separated: demo, conformance.
+    #[arg(long, env = "MCP_TASKS_TOOLS", default_value = "demo", value_delimiter = ',')]
+    tools: Vec<ToolSet>,
+    /// A policy file (TOML, or JSON if it ends in .json) with any fields of the policy.
+    #[arg(long, env = "MCP_TASKS_CONFIG")]
+    config: Option<PathBuf>,
+    /// How long finished tasks (completed, failed, cancelled) are kept, e.g. 1h.
+    #[arg(long, env = "MCP_TASKS_RETENTION", value_parser = parse_duration)]
+    retention: Option<Duration>,
+    /// A live task nobody polls for this long is presumed abandoned and cancelled, e.g. 15m.
+    #[arg(long, env = "MCP_TASKS_ORPHAN_WINDOW", value_parser = parse_duration)]
+    orphan_window: Option<Duration>,
+    /// A task must finish this long after creation or it fails, e.g. 30m.
+    #[arg(long, env = "MCP_TASKS_MAX_EXECUTION", value_parser = parse_duration)]
+    max_execution: Option<Duration>,
+    /// Total attempts per task, the first included.
+    #[arg(long, env = "MCP_TASKS_MAX_ATTEMPTS")]
+    max_attempts: Option<u32>,
+    /// First retry backoff cap, e.g. 500ms.
+    #[arg(long, env = "MCP_TASKS_RETRY_BASE", value_parser = parse_duration)]
+    retry_base: Option<Duration>,
+    /// Largest retry backoff, e.g. 30s.
+    #[arg(long, env = "MCP_TASKS_RETRY_MAX", value_parser = parse_duration)]
+    retry_max: Option<Duration>,
+    /// How often the reaper sweeps, e.g. 30s.
+    #[arg(long, env = "MCP_TASKS_REAPER_INTERVAL", value_parser = parse_duration)]
+    reaper_interval: Option<Duration>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "MCP_TASKS_MAX_BODY_BYTES", default_value_t = mcp_tasks_server::builder::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// A file mapping bearer tokens to principals (TOML `"token" = "principal"`,
+    /// or JSON); when given, every request needs a known token.
+    #[arg(long, env = "MCP_TASKS_AUTH_TOKENS")]
+    auth_tokens: Option<PathBuf>,
+    /// Host names accepted in the Host header, comma-separated (default: loopback names).
+    #[arg(long, env = "MCP_TASKS_ALLOWED_HOSTS", value_delimiter = ',')]
+    allowed_hosts: Vec<String>,
+    /// How long running tasks get to finish at shutdown before they are
+    /// released for the next start to resume.
+    #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
+    shutdown_grace: Duration,
+}
+
+impl Args {
+    /// The policy: defaults, then the config file, then flags.
+    fn policy(&self) -> anyhow::Result<Policy> {
+        let mut p = match &self.config {
+            Some(path) => load_policy(path)?,
+            None => Policy::default(),
+        };
+        if let Some(d) = self.retention {
+            p.retention.completed = d;
+            p.retention.failed = d;
+            p.retention.cancelled = d;
+        }
+        if let Some(d) = self.orphan_window {
+            p.retention.orphan_after = d;
+        }
+        if let Some(d) = self.max_execution {
+            p.retention.max_execution = d;
+        }
+        if let Some(n) = self.max_attempts {
+            p.retry.max_attempts = n;
+        }
+        if let Some(d) = self.retry_base {
+            p.retry.base_delay = d;
+        }
+        if let Some(d) = self.retry_max {
+            p.retry.max_delay = d;
+        }
+        if let Some(d) = self.reaper_interval {
+            p.reaper_interval = d;
+        }
+        Ok(p)
+    }
+}
 
 /// Runs `mcp-tasks serve`.
-pub(crate) async fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mcp-tasks serve` is not built yet")
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    init_logging();
+    let policy = args.policy()?;
+    if let Err(problem) = policy.validate() {
+        eprintln!("error: invalid policy: {problem}");
+        return Ok(ExitCode::from(2));
+    }
+    let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
+        .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
+    let store: Arc<dyn TaskStore> = Arc::new(store);
+    let mut builder = TaskServer::builder(store)
+        .policy(policy)
+        .single_node(true)
+        .max_body_bytes(args.max_body_bytes)
+        .shutdown_grace(args.shutdown_grace);
+    let mut sets: Vec<ToolSet> = Vec::new();
+    for set in &args.tools {
+        if !sets.contains(set) {
+            sets.push(*set);
+            builder = set.register(builder);
+        }
+    }
+    if let Some(path) = &args.auth_tokens {
+        builder = builder.auth(load_tokens(path)?);
+    }
+    if !args.allowed_hosts.is_empty() {
+        builder = builder.allowed_hosts(args.allowed_hosts.clone());
+    }
+    let server = builder.build()?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let sets: Vec<String> = sets.iter().map(|s| format!("{s:?}").to_lowercase()).collect();
+    tracing::info!(
+        "listening on http://{}{MCP_PATH} (store: SQLite {}, tools: {})",
+        listener.local_addr()?,
+        args.db.display(),
+        sets.join(",")
+    );
+    server.serve(listener, shutdown_signal()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Logs to stderr; `RUST_LOG` overrides the default (this command's info, else warnings).
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("warn,mcp_tasks::cmd::serve=info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the server");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!("shutting down");
 }

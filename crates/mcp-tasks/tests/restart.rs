@@ -1,0 +1,149 @@
+//! Crash and restart on real processes: `mcp-tasks serve` is SIGKILLed with
+//! tasks completed, running and waiting for input, then started again on the
+//! same SQLite file and port. Every handle resolves, the completed result is
+//! intact, the running task is triaged and finishes, the waiting task still
+//! waits and completes once answered, and a client that was following a task
+//! across the crash carries on to its result. SIGTERM then stops it cleanly.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskHandle, TaskOutcome, TasksClient};
+use mcp_tasks_core::{PollPolicy, TaskStatus};
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+/// Starts `mcp-tasks serve` and waits for the line saying where it listens.
+fn spawn(db: &Path, listen: &str) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["serve", "--tools", "demo,conformance", "--listen", listen, "--shutdown-grace", "1s"])
+        .arg("--db")
+        .arg(db)
+        .env("RUST_LOG", "warn,mcp_tasks::cmd::serve=info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the mcp-tasks binary starts");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(start) = line.find("http://") {
+                let url: String = line[start..].chars().take_while(|c| !c.is_whitespace()).collect();
+                let _ = tx.send(url);
+            }
+        }
+    });
+    let url = rx.recv_timeout(Duration::from_secs(30)).expect("the server says where it listens");
+    Server { child, url }
+}
+
+fn options(url: &str) -> ClientOptions {
+    let mut o = ClientOptions::new(url);
+    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
+    o.jitter_seed = Some(3);
+    o.give_up_after = Duration::from_secs(60);
+    o
+}
+
+async fn start_task(client: &TasksClient, tool: &str, args: Value) -> TaskHandle {
+    match client.start(tool, args, &DeclineAll, &Silent).await.unwrap() {
+        Started::Task(handle) => handle,
+        other => panic!("{tool} did not become a task: {other:?}"),
+    }
+}
+
+/// Polls `tasks/get` until `done` holds.
+async fn wait_for(client: &TasksClient, id: &str, done: impl Fn(&rmcp_task::GetTaskResult) -> bool) -> rmcp_task::GetTaskResult {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = client.get(id).await.unwrap();
+        if done(&got) {
+            return got;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "task {id}: {got:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+mod rmcp_task {
+    pub(crate) use mcp_tasks_client::rmcp::model::GetTaskResult;
+}
+
+fn result_of(got: &rmcp_task::GetTaskResult) -> Value {
+    serde_json::to_value(&got.task).unwrap()["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_restarts_and_every_task_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let mut first = spawn(&db, "127.0.0.1:0");
+    let url = first.url.clone();
+    let client = TasksClient::connect(options(&url)).await.unwrap();
+
+    // Completed before the crash.
+    let done = start_task(&client, "slow_compute", json!({"ms": 10, "label": "before"})).await;
+    let outcome = client.follow(&done, &DeclineAll, &Silent).await.unwrap();
+    assert!(matches!(outcome, TaskOutcome::Completed { .. }), "{outcome:?}");
+    let done_before = result_of(&client.get(&done.task_id).await.unwrap());
+    assert_eq!(done_before["content"][0]["text"], "before: computed in 10 ms");
+
+    // Waiting for input at the crash.
+    let asking = start_task(&client, "confirm_delete", json!({"filename": "survivor.txt"})).await;
+    wait_for(&client, &asking.task_id, |g| g.task.status() == mcp_tasks_client::rmcp::model::TaskStatus::InputRequired).await;
+
+    // Running at the crash (its status message shows a handler has it).
+    let running = start_task(&client, "long_running_report", json!({"sections": 2, "ms": 400, "topic": "crashes"})).await;
+    wait_for(&client, &running.task_id, |g| g.task.task.status_message.is_some()).await;
+    // A client follows it across the crash.
+    let follower = {
+        let client = TasksClient::connect(options(&url)).await.unwrap();
+        let handle = running.clone();
+        tokio::spawn(async move { client.follow(&handle, &DeclineAll, &Silent).await })
+    };
+
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+
+    let listen = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let mut second = spawn(&db, &listen);
+    assert_eq!(second.url, url);
+
+    // The follower carries on to the result.
+    let outcome = tokio::time::timeout(Duration::from_secs(60), follower).await.unwrap().unwrap().unwrap();
+    match &outcome {
+        TaskOutcome::Completed { result, .. } => {
+            assert!(result["content"][0]["text"].as_str().unwrap().contains("Report on crashes"), "{result}");
+        }
+        other => panic!("the triaged task did not finish: {other:?}"),
+    }
+
+    // The completed task is intact.
+    let client = TasksClient::connect(options(&url)).await.unwrap();
+    let done_after = client.get(&done.task_id).await.unwrap();
+    assert_eq!(mcp_tasks_client::core_status(done_after.task.status()), TaskStatus::Completed);
+    assert_eq!(result_of(&done_after), done_before);
+
+    // The waiting task still waits, with its request, and completes once answered.
+    let waiting = wait_for(&client, &asking.task_id, |g| g.task.status() != mcp_tasks_client::rmcp::model::TaskStatus::Working).await;
+    assert_eq!(mcp_tasks_client::core_status(waiting.task.status()), TaskStatus::InputRequired, "{waiting:?}");
+    let answer = [("confirm".to_owned(), json!({"action": "accept", "content": {"confirm": true}}))].into();
+    client.answer(&asking.task_id, answer).await.unwrap();
+    let finished = wait_for(&client, &asking.task_id, |g| g.task.status().is_terminal()).await;
+    assert_eq!(result_of(&finished)["content"][0]["text"], "Deleted survivor.txt");
+
+    // SIGTERM: a clean exit.
+    let status = Command::new("kill").arg("-TERM").arg(second.child.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let exit = second.child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
