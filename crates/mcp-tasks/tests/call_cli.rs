@@ -64,17 +64,20 @@ fn wait_until(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
 }
 
 fn serve(dir: &Path) -> Server {
-    let addr = free_addr();
+    serve_at(dir, free_addr(), "server.log")
+}
+
+fn serve_at(dir: &Path, addr: SocketAddr, log_name: &str) -> Server {
     let child = Command::new(BIN)
         .args(["serve", "--listen", &addr.to_string(), "--tools", "demo,conformance"])
         .arg("--db")
         .arg(dir.join("server.db"))
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("server.log")).unwrap())
+        .stderr(std::fs::File::create(dir.join(log_name)).unwrap())
         .spawn()
         .expect("start mcp-tasks serve");
     let mut child = Killed(child);
-    let log = dir.join("server.log");
+    let log = dir.join(log_name);
     wait_until("the server to listen", Duration::from_secs(30), || {
         if let Ok(Some(status)) = child.0.try_wait() {
             panic!("mcp-tasks serve exited ({status}): {}", std::fs::read_to_string(&log).unwrap_or_default());
@@ -193,4 +196,48 @@ fn resume_after_sigkill_carries_on_to_the_result() {
     let again = call(&book_file, &["--resume"]);
     assert_eq!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stderr).contains("no unfinished task handles"));
+}
+
+#[test]
+fn a_waiting_call_carries_on_after_the_server_is_sigkilled_and_restarted() {
+    let dir = TempDir::new();
+    let addr = free_addr();
+    let first = serve_at(dir.path(), addr, "server-1.log");
+    let book_file = book_path(dir.path());
+    let mut waiting = Killed(
+        Command::new(BIN)
+            .args(["call", &first.url, "long_running_report", "--args", r#"{"topic":"outage","sections":4,"ms":600}"#])
+            .arg("--book")
+            .arg(&book_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.path().join("call.log")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("the handle to reach the book", Duration::from_secs(30), || {
+        book_file.exists() && HandleBook::open(&book_file).is_ok_and(|b| b.unfinished(None).is_ok_and(|u| !u.is_empty()))
+    });
+    drop(first); // SIGKILL: the task's lease is left behind in the database
+    // The waiting call notices the outage before the server comes back.
+    let call_log = dir.path().join("call.log");
+    wait_until("the call to report the outage", Duration::from_secs(30), || {
+        std::fs::read_to_string(&call_log).is_ok_and(|l| l.contains("server unreachable"))
+    });
+    let _second = serve_at(dir.path(), addr, "server-2.log");
+
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = waiting.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the waiting call never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut waiting.0.stdout.take().unwrap(), &mut stdout).unwrap();
+    let log = std::fs::read_to_string(dir.path().join("call.log")).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "stdout: {stdout}\ncall log: {log}");
+    assert!(stdout.contains("4. Findings for part 4 of outage."), "{stdout}");
+    assert!(HandleBook::open(&book_file).unwrap().unfinished(None).unwrap().is_empty());
 }
