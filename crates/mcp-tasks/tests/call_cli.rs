@@ -241,3 +241,43 @@ fn a_waiting_call_carries_on_after_the_server_is_sigkilled_and_restarted() {
     assert!(stdout.contains("4. Findings for part 4 of outage."), "{stdout}");
     assert!(HandleBook::open(&book_file).unwrap().unfinished(None).unwrap().is_empty());
 }
+
+#[test]
+fn ctrl_c_cancels_the_task_and_the_call_exits_cancelled() {
+    let dir = TempDir::new();
+    let server = serve(dir.path());
+    let book_file = book_path(dir.path());
+    let call_log = dir.path().join("call.log");
+    let mut waiting = Killed(
+        Command::new(BIN)
+            .args(["call", &server.url, "long_running_report", "--args", r#"{"sections":50,"ms":1000}"#, "--json"])
+            .arg("--book")
+            .arg(&book_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&call_log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("the task to start", Duration::from_secs(30), || {
+        std::fs::read_to_string(&call_log).is_ok_and(|l| l.contains("writing section 1"))
+    });
+    let sent = Command::new("kill").args(["-s", "INT", &waiting.0.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = waiting.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the call never finished after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut waiting.0.stdout.take().unwrap(), &mut stdout).unwrap();
+    let log = std::fs::read_to_string(&call_log).unwrap_or_default();
+    assert_eq!(status.code(), Some(4), "stdout: {stdout}\ncall log: {log}");
+    assert!(log.contains("cancelling task"), "{log}");
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(v["status"], "cancelled");
+    assert!(HandleBook::open(&book_file).unwrap().unfinished(None).unwrap().is_empty());
+}
