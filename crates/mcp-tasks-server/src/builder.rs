@@ -173,9 +173,10 @@ impl TaskServerBuilder {
                 }
                 Registration::Task(name) => {
                     let spec = &specs[&name];
-                    if !routes.contains_key(&name) {
+                    // A task fronted by an inline tool of the same name is listed once, as the front.
+                    if let std::collections::hash_map::Entry::Vacant(slot) = routes.entry(name) {
                         listing.push(definition_of(spec)?);
-                        routes.insert(name, Route::Task(spec.execution));
+                        slot.insert(Route::Task(spec.execution));
                     }
                 }
             }
