@@ -1,12 +1,148 @@
-//! `mcp-tasks dlq` (placeholder until its issue lands).
+//! `mcp-tasks dlq`: inspect and act on the dead-letter queue.
+//!
+//! Exit codes: 0 done; 1 no such dead letter (`show`, `requeue`); 2
+//! anything else (no database at the path, a bad flag, a letter already
+//! requeued, an unreadable store).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use mcp_tasks_core::TaskId;
+use mcp_tasks_runtime::{Runtime, RuntimeError};
+use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
+
+use super::tasks::{EXIT_NOT_FOUND, key_values, one_line, open_store, parse_when, table, when};
 
 /// Flags of `mcp-tasks dlq`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The task database (SQLite).
+    #[arg(long, value_name = "PATH", env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db", global = true)]
+    db: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// List dead letters, newest first (not yet requeued, unless --all).
+    List {
+        /// Only letters of this tool.
+        #[arg(long, value_name = "T")]
+        tool: Option<String>,
+        /// Include letters already requeued.
+        #[arg(long)]
+        all: bool,
+        /// At most this many letters.
+        #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+        limit: u64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one dead letter in full.
+    Show {
+        /// The dead-lettered task's id.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a dead-lettered call again as a fresh task (new id, fresh attempt budget).
+    Requeue {
+        /// The dead-lettered task's id.
+        id: String,
+        /// Print the new task record as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete dead letters: all of them, the given ones, or those dead before an instant.
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["all", "ids", "before"])))]
+    Purge {
+        /// Every dead letter (of --tool, if given).
+        #[arg(long)]
+        all: bool,
+        /// These dead-lettered tasks.
+        #[arg(value_name = "ID")]
+        ids: Vec<String>,
+        /// Those dead before this RFC 3339 instant (e.g. 2026-07-28T00:00:00Z).
+        #[arg(long, value_name = "RFC3339")]
+        before: Option<String>,
+        /// Only letters of this tool.
+        #[arg(long, value_name = "T")]
+        tool: Option<String>,
+    },
+}
 
 /// Runs `mcp-tasks dlq`.
-pub(crate) async fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mcp-tasks dlq` is not built yet")
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let store = open_store(&args.db)?;
+    // A runtime with no tools: it never runs anything, it only carries the
+    // policy's attempt budget and the dead-letter operations.
+    let runtime = Runtime::builder(store).build().context("building the runtime")?;
+    let dlq = runtime.dead_letters();
+    let not_found = |id: &str| {
+        eprintln!("error: no dead letter for task {id} in {}", args.db.display());
+        Ok(ExitCode::from(EXIT_NOT_FOUND))
+    };
+    match args.command {
+        Command::List { tool, all, limit, json } => {
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            let letters = dlq.list(DeadLetterQuery { tool, include_requeued: all, limit }).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&letters)?);
+            } else if letters.is_empty() {
+                println!("no dead letters");
+            } else {
+                let header = ["TASK", "TOOL", "ATTEMPTS", "DEAD AT", "REQUEUED AS", "REASON"];
+                let rows = letters.iter().map(list_row).collect();
+                print!("{}", table(&header, rows));
+            }
+        }
+        Command::Show { id, json } => match dlq.show(&TaskId(id.clone())).await {
+            Ok(letter) if json => println!("{}", serde_json::to_string_pretty(&letter)?),
+            Ok(letter) => print!("{}", details(&letter)),
+            Err(RuntimeError::Store(StoreError::DeadLetterNotFound(_))) => return not_found(&id),
+            Err(e) => return Err(e.into()),
+        },
+        Command::Requeue { id, json } => match dlq.requeue(&TaskId(id.clone())).await {
+            Ok(view) if json => println!("{}", serde_json::to_string_pretty(&view.record)?),
+            Ok(view) => println!("requeued {id} as task {}", view.record.id),
+            Err(RuntimeError::Store(StoreError::DeadLetterNotFound(_))) => return not_found(&id),
+            Err(e) => return Err(e.into()),
+        },
+        Command::Purge { all, ids, before, tool } => {
+            let dead_before = before.as_deref().map(parse_when).transpose()?;
+            let task_ids = (!all && !ids.is_empty()).then(|| ids.into_iter().map(TaskId).collect());
+            let n = dlq.purge(PurgeQuery { task_ids, dead_before, tool }).await?;
+            println!("purged {n} dead letter{}", if n == 1 { "" } else { "s" });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list_row(l: &DeadLetter) -> Vec<String> {
+    vec![
+        l.task_id.to_string(),
+        l.tool.clone(),
+        l.attempts.to_string(),
+        when(l.dead_at),
+        l.requeued_as.as_ref().map_or_else(|| "-".to_owned(), ToString::to_string),
+        one_line(&l.reason, 60),
+    ]
+}
+
+fn details(l: &DeadLetter) -> String {
+    key_values(&[
+        ("task", l.task_id.to_string()),
+        ("tool", l.tool.clone()),
+        ("principal", l.principal.clone().unwrap_or_else(|| "-".to_owned())),
+        ("attempts", l.attempts.to_string()),
+        ("dead at", when(l.dead_at)),
+        ("reason", l.reason.clone()),
+        ("error", serde_json::to_string(&l.error).unwrap_or_default()),
+        ("arguments", l.arguments.to_string()),
+        ("requeued as", l.requeued_as.as_ref().map_or_else(|| "-".to_owned(), ToString::to_string)),
+    ])
 }
