@@ -5,46 +5,14 @@
 //! waits and completes once answered, and a client that was following a task
 //! across the crash carries on to its result. SIGTERM then stops it cleanly.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+mod serve_support;
+
 use std::time::Duration;
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskHandle, TaskOutcome, TasksClient};
 use mcp_tasks_core::{PollPolicy, TaskStatus};
 use serde_json::{Value, json};
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-/// Starts `mcp-tasks serve` and waits for the line saying where it listens.
-fn spawn(db: &Path, listen: &str) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
-        .args(["serve", "--tools", "demo,conformance", "--listen", listen, "--shutdown-grace", "1s"])
-        .arg("--db")
-        .arg(db)
-        .env("RUST_LOG", "warn,mcp_tasks::cmd::serve=info")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the mcp-tasks binary starts");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(start) = line.find("http://") {
-                let url: String = line[start..].chars().take_while(|c| !c.is_whitespace()).collect();
-                let _ = tx.send(url);
-            }
-        }
-    });
-    let url = rx.recv_timeout(Duration::from_secs(30)).expect("the server says where it listens");
-    Server { child, url }
-}
+use serve_support::spawn;
 
 fn options(url: &str) -> ClientOptions {
     let mut o = ClientOptions::new(url);
@@ -86,7 +54,7 @@ fn result_of(got: &rmcp_task::GetTaskResult) -> Value {
 async fn a_killed_server_restarts_and_every_task_resolves() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tasks.db");
-    let mut first = spawn(&db, "127.0.0.1:0");
+    let mut first = spawn(&db, "127.0.0.1:0", &["--shutdown-grace", "1s"]);
     let url = first.url.clone();
     let client = TasksClient::connect(options(&url)).await.unwrap();
 
@@ -114,8 +82,7 @@ async fn a_killed_server_restarts_and_every_task_resolves() {
     first.child.kill().unwrap(); // SIGKILL
     first.child.wait().unwrap();
 
-    let listen = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
-    let mut second = spawn(&db, &listen);
+    let mut second = spawn(&db, &first.listen_addr(), &["--shutdown-grace", "1s"]);
     assert_eq!(second.url, url);
 
     // The follower carries on to the result.
@@ -142,8 +109,7 @@ async fn a_killed_server_restarts_and_every_task_resolves() {
     assert_eq!(result_of(&finished)["content"][0]["text"], "Deleted survivor.txt");
 
     // SIGTERM: a clean exit.
-    let status = Command::new("kill").arg("-TERM").arg(second.child.id().to_string()).status().unwrap();
-    assert!(status.success());
+    second.terminate();
     let exit = second.child.wait().unwrap();
     assert!(exit.success(), "{exit:?}");
 }
