@@ -34,3 +34,44 @@ async fn started_runtime_runs_tasks_by_itself() {
     rt.shutdown(Duration::from_secs(1)).await;
     assert_eq!(status(&rt, &id).await, TaskStatus::Completed);
 }
+
+#[tokio::test]
+async fn a_single_node_start_triages_every_lease_first() {
+    let clock = common::clock();
+    let store = memory();
+    let (g, mut gate) = gate();
+    let dead = builder(store.clone(), &clock)
+        .tool(FnTool::new("t", move |ctx| {
+            let g = g.clone();
+            async move {
+                g.pass_stubbornly(&ctx).await;
+                Ok(json!({}))
+            }
+        }))
+        .build()
+        .unwrap();
+    let id = create(&dead, "t").await;
+    dead.run_due_once().await.unwrap();
+    gate.arrived().await;
+    drop(dead);
+
+    // The lease has not lapsed; only single-node knowledge lets us take it.
+    let (ran_tx, mut ran) = mpsc::unbounded_channel();
+    let restarted = builder(store.clone(), &clock)
+        .single_node(true)
+        .tool(FnTool::new("t", move |ctx| {
+            let ran_tx = ran_tx.clone();
+            async move {
+                let _ = ran_tx.send(ctx.attempt());
+                Ok(json!({}))
+            }
+        }))
+        .build()
+        .unwrap();
+    restarted.start().await.unwrap();
+    let attempt = tokio::time::timeout(Duration::from_secs(10), ran.recv()).await.unwrap().unwrap();
+    assert_eq!(attempt, 2, "a restart counts as an attempt");
+    idle(&restarted).await;
+    restarted.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(status(&restarted, &id).await, TaskStatus::Completed);
+}

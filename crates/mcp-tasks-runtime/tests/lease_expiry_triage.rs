@@ -50,3 +50,28 @@ async fn a_lapsed_lease_is_resumed_elsewhere() {
     idle(&stalled).await;
     assert_eq!(store.get(&id).await.unwrap().unwrap(), done, "its late result changed nothing");
 }
+
+#[tokio::test]
+async fn a_cancel_requested_task_whose_executor_died_ends_cancelled() {
+    let clock = clock();
+    let store = memory();
+    let (g, mut gate) = gate();
+    let dying = builder(store.clone(), &clock)
+        .tool(FnTool::new("t", move |ctx| {
+            let g = g.clone();
+            async move {
+                g.pass_stubbornly(&ctx).await;
+                Ok(json!({}))
+            }
+        }))
+        .build()
+        .unwrap();
+    let front = builder(store.clone(), &clock).build().unwrap();
+    let id = create(&dying, "t").await;
+    dying.run_due_once().await.unwrap();
+    gate.arrived().await;
+    assert!(front.cancel_task(&id, None).await.unwrap().record.cancel_requested);
+    clock.advance(Duration::from_secs(30));
+    assert_eq!(front.triage_once(TriageScope::ExpiredLeases).await.unwrap().cancelled, 1);
+    assert_eq!(store.get(&id).await.unwrap().unwrap().status, TaskStatus::Cancelled);
+}
