@@ -23,3 +23,4 @@ mod writer;
 mod writes;
 
 pub use store::SqliteStore;
+pub use writer::WriteStats;

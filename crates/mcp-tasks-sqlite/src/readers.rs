@@ -22,7 +22,10 @@ pub(crate) struct Readers {
 impl Readers {
     /// A pool for `path` (connections open on first use).
     pub(crate) fn new(path: PathBuf) -> Arc<Self> {
-        Arc::new(Readers { path, idle: Mutex::new(Vec::new()) })
+        Arc::new(Readers {
+            path,
+            idle: Mutex::new(Vec::new()),
+        })
     }
 
     fn take(&self) -> Result<Connection, StoreError> {

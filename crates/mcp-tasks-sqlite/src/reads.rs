@@ -11,21 +11,33 @@ use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, ListQuery, StoreError, SweepQuery};
 use rusqlite::{Connection, params};
 
-use crate::row::{DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row, to_json, unavailable};
+use crate::row::{
+    DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row, to_json, unavailable,
+};
 use crate::schema::{LIVE, TERMINAL};
 
 /// The SQL of each sweep: (query, index it must use). Parameters: `?1` the
 /// instant, `?2` the limit.
 pub(crate) fn sweep_sql(query: &SweepQuery) -> (String, &'static str) {
     let (filter, order, index) = match query {
-        SweepQuery::PastDeadline { .. } => (format!("{LIVE} AND deadline_at <= ?1"), "deadline_at", "tasks_deadline"),
-        SweepQuery::Unseen { .. } => (format!("{LIVE} AND last_seen_at <= ?1"), "last_seen_at", "tasks_last_seen"),
+        SweepQuery::PastDeadline { .. } => (
+            format!("{LIVE} AND deadline_at <= ?1"),
+            "deadline_at",
+            "tasks_deadline",
+        ),
+        SweepQuery::Unseen { .. } => (
+            format!("{LIVE} AND last_seen_at <= ?1"),
+            "last_seen_at",
+            "tasks_last_seen",
+        ),
         SweepQuery::Expired { .. } => (
             format!("{TERMINAL} AND expires_at IS NOT NULL AND expires_at <= ?1"),
             "expires_at",
             "tasks_expiry",
         ),
-        SweepQuery::Leased { before: Some(_), .. } => (
+        SweepQuery::Leased {
+            before: Some(_), ..
+        } => (
             format!("lease_owner IS NOT NULL AND {LIVE} AND lease_expires_at <= ?1"),
             "lease_expires_at",
             "tasks_lease",
@@ -36,7 +48,10 @@ pub(crate) fn sweep_sql(query: &SweepQuery) -> (String, &'static str) {
             "tasks_lease",
         ),
     };
-    (format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY {order}, id LIMIT ?2"), index)
+    (
+        format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY {order}, id LIMIT ?2"),
+        index,
+    )
 }
 
 fn sql_limit(limit: usize) -> i64 {
@@ -48,7 +63,11 @@ fn listing_limit(limit: usize) -> i64 {
     if limit == 0 { -1 } else { sql_limit(limit) }
 }
 
-fn tasks(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<TaskRecord>, StoreError> {
+fn tasks(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<TaskRecord>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
     let mut out = Vec::new();
@@ -65,14 +84,23 @@ pub(crate) fn get(conn: &Connection, id: &TaskId) -> Result<Option<TaskRecord>, 
 }
 
 /// A sweep's candidates.
-pub(crate) fn sweep_candidates(conn: &Connection, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
+pub(crate) fn sweep_candidates(
+    conn: &Connection,
+    query: SweepQuery,
+) -> Result<Vec<TaskRecord>, StoreError> {
     let (sql, _) = sweep_sql(&query);
     let (at, limit) = match query {
-        SweepQuery::PastDeadline { now, limit } | SweepQuery::Expired { now, limit } => (Some(now), limit),
+        SweepQuery::PastDeadline { now, limit } | SweepQuery::Expired { now, limit } => {
+            (Some(now), limit)
+        }
         SweepQuery::Unseen { cutoff, limit } => (Some(cutoff), limit),
         SweepQuery::Leased { before, limit } => (before, limit),
     };
-    tasks(conn, &sql, params![at.map(|t| t.as_millis()), sql_limit(limit)])
+    tasks(
+        conn,
+        &sql,
+        params![at.map(|t| t.as_millis()), sql_limit(limit)],
+    )
 }
 
 /// An operator listing, newest first.
@@ -83,20 +111,29 @@ pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord
          WHERE (?1 = '[]' OR status IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR tool = ?2) \
          ORDER BY created_at DESC, id DESC LIMIT ?3"
     );
-    tasks(conn, &sql, params![to_json(&statuses), query.tool, listing_limit(query.limit)])
+    tasks(
+        conn,
+        &sql,
+        params![to_json(&statuses), query.tool, listing_limit(query.limit)],
+    )
 }
 
 /// Tasks per status, every status present.
 pub(crate) fn count_by_status(conn: &Connection) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
     let mut counts: BTreeMap<TaskStatus, u64> = ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
-    let mut stmt = conn.prepare_cached("SELECT status, count(*) FROM tasks GROUP BY status").map_err(unavailable)?;
+    let mut stmt = conn
+        .prepare_cached("SELECT status, count(*) FROM tasks GROUP BY status")
+        .map_err(unavailable)?;
     let mut rows = stmt.query([]).map_err(unavailable)?;
     while let Some(row) = rows.next().map_err(unavailable)? {
         let status: String = row.get(0).map_err(unavailable)?;
         let n: i64 = row.get(1).map_err(unavailable)?;
         let status = status
             .parse::<TaskStatus>()
-            .map_err(|e| StoreError::Corrupt { id: "(count by status)".into(), reason: e.to_string() })?;
+            .map_err(|e| StoreError::Corrupt {
+                id: "(count by status)".into(),
+                reason: e.to_string(),
+            })?;
         counts.insert(status, n.max(0) as u64);
     }
     Ok(counts)
@@ -108,13 +145,25 @@ pub(crate) const RECENT_DURATIONS_SQL: &str = "SELECT terminal_at - created_at F
      ORDER BY terminal_at DESC, id DESC LIMIT ?2";
 
 /// Run times of the latest completed tasks of `tool`, newest first.
-pub(crate) fn recent_durations(conn: &Connection, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
-    let mut stmt = conn.prepare_cached(RECENT_DURATIONS_SQL).map_err(unavailable)?;
-    let rows = stmt.query_map(params![tool, sql_limit(limit)], |r| r.get(0)).map_err(unavailable)?;
+pub(crate) fn recent_durations(
+    conn: &Connection,
+    tool: &str,
+    limit: usize,
+) -> Result<Vec<i64>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(RECENT_DURATIONS_SQL)
+        .map_err(unavailable)?;
+    let rows = stmt
+        .query_map(params![tool, sql_limit(limit)], |r| r.get(0))
+        .map_err(unavailable)?;
     rows.collect::<Result<_, _>>().map_err(unavailable)
 }
 
-fn dead_letters(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<DeadLetter>, StoreError> {
+fn dead_letters(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<DeadLetter>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
     let mut out = Vec::new();
@@ -125,17 +174,31 @@ fn dead_letters(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> 
 }
 
 /// Dead letters, newest first.
-pub(crate) fn list_dead_letters(conn: &Connection, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
+pub(crate) fn list_dead_letters(
+    conn: &Connection,
+    query: DeadLetterQuery,
+) -> Result<Vec<DeadLetter>, StoreError> {
     let sql = format!(
         "SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters \
          WHERE (?1 IS NULL OR tool = ?1) AND (?2 OR requeued_as IS NULL) \
          ORDER BY dead_at DESC, seq DESC LIMIT ?3"
     );
-    dead_letters(conn, &sql, params![query.tool, query.include_requeued, listing_limit(query.limit)])
+    dead_letters(
+        conn,
+        &sql,
+        params![
+            query.tool,
+            query.include_requeued,
+            listing_limit(query.limit)
+        ],
+    )
 }
 
 /// One dead letter.
-pub(crate) fn get_dead_letter(conn: &Connection, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
+pub(crate) fn get_dead_letter(
+    conn: &Connection,
+    task: &TaskId,
+) -> Result<Option<DeadLetter>, StoreError> {
     let sql = format!("SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters WHERE task_id = ?1");
     Ok(dead_letters(conn, &sql, [task.as_str()])?.pop())
 }

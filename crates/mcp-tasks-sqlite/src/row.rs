@@ -32,8 +32,14 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
 pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
     let id: String = row.get(0).map_err(|e| corrupt("?", "id", e))?;
     let d = Decoder { id: &id, row };
-    let lease = match (d.get::<Option<String>>(13, "lease_owner")?, d.get::<Option<i64>>(14, "lease_expires_at")?) {
-        (Some(owner), Some(expires)) => Some(Lease { owner, expires_at: Timestamp(expires) }),
+    let lease = match (
+        d.get::<Option<String>>(13, "lease_owner")?,
+        d.get::<Option<i64>>(14, "lease_expires_at")?,
+    ) {
+        (Some(owner), Some(expires)) => Some(Lease {
+            owner,
+            expires_at: Timestamp(expires),
+        }),
         _ => None,
     };
     let status: String = d.get(5, "status")?;
@@ -42,7 +48,9 @@ pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
         tool: d.get(2, "tool")?,
         arguments: d.json(3, "arguments")?,
         principal: d.get(4, "principal")?,
-        status: status.parse::<TaskStatus>().map_err(|e| corrupt(&id, "status", e))?,
+        status: status
+            .parse::<TaskStatus>()
+            .map_err(|e| corrupt(&id, "status", e))?,
         status_message: d.get(6, "status_message")?,
         attempt: d.get(7, "attempt")?,
         max_attempts: d.get(8, "max_attempts")?,
@@ -83,7 +91,10 @@ pub(crate) fn dead_letter_from_row(row: &Row<'_>) -> Result<DeadLetter, StoreErr
 }
 
 fn corrupt(id: &str, column: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt { id: id.to_owned(), reason: format!("column {column}: {e}") }
+    StoreError::Corrupt {
+        id: id.to_owned(),
+        reason: format!("column {column}: {e}"),
+    }
 }
 
 /// Column reads that name the task and column when a value is bad.
@@ -93,7 +104,11 @@ struct Decoder<'a> {
 }
 
 impl Decoder<'_> {
-    fn get<T: rusqlite::types::FromSql>(&self, index: usize, column: &str) -> Result<T, StoreError> {
+    fn get<T: rusqlite::types::FromSql>(
+        &self,
+        index: usize,
+        column: &str,
+    ) -> Result<T, StoreError> {
         self.row.get(index).map_err(|e| corrupt(self.id, column, e))
     }
 
@@ -106,9 +121,15 @@ impl Decoder<'_> {
         serde_json::from_str(&text).map_err(|e| corrupt(self.id, column, e))
     }
 
-    fn opt_json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<Option<T>, StoreError> {
+    fn opt_json<T: DeserializeOwned>(
+        &self,
+        index: usize,
+        column: &str,
+    ) -> Result<Option<T>, StoreError> {
         match self.get::<Option<String>>(index, column)? {
-            Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| corrupt(self.id, column, e)),
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| corrupt(self.id, column, e)),
             None => Ok(None),
         }
     }

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery, StoreError,
-    SweepQuery, TaskStore, UpdateOutcome,
+    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
+    PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
 };
 
 use crate::open::open_writer;
 use crate::readers::Readers;
-use crate::writer::Writer;
+use crate::writer::{WriteStats, Writer};
 use crate::{reads, writes};
 
 /// The embedded, durable task store: one SQLite file in WAL mode with
@@ -40,25 +40,39 @@ impl SqliteStore {
         let path = path.as_ref().to_path_buf();
         let conn = open_writer(&path)?;
         let writer = Writer::start(conn)?;
-        Ok(SqliteStore { readers: Readers::new(path.clone()), path, writer })
+        Ok(SqliteStore {
+            readers: Readers::new(path.clone()),
+            path,
+            writer,
+        })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Commits and writes since the store opened: `writes / commits` is the
+    /// average group-commit batch.
+    pub fn write_stats(&self) -> WriteStats {
+        self.writer.stats()
+    }
 }
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
 #[async_trait]
 impl TaskStore for SqliteStore {
     async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
-        self.writer.write(move |conn| writes::create(conn, new)).await
+        self.writer
+            .write(move |conn| writes::create(conn, new))
+            .await
     }
 
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
@@ -71,25 +85,38 @@ impl TaskStore for SqliteStore {
             return Ok(());
         }
         let polls = polls.to_vec();
-        self.writer.write(move |conn| writes::record_polls(conn, &polls)).await
+        self.writer
+            .write(move |conn| writes::record_polls(conn, &polls))
+            .await
     }
 
     async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
-        self.writer.write(move |conn| writes::claim(conn, params)).await
+        self.writer
+            .write(move |conn| writes::claim(conn, params))
+            .await
     }
 
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         self.writer
-            .write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u)).collect())
+            .write(move |conn| {
+                updates
+                    .into_iter()
+                    .map(|u| writes::apply(conn, u))
+                    .collect()
+            })
             .await
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.readers.read(move |conn| reads::sweep_candidates(conn, query)).await
+        self.readers
+            .read(move |conn| reads::sweep_candidates(conn, query))
+            .await
     }
 
     async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.readers.read(move |conn| reads::list(conn, query)).await
+        self.readers
+            .read(move |conn| reads::list(conn, query))
+            .await
     }
 
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
@@ -98,24 +125,41 @@ impl TaskStore for SqliteStore {
 
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         let tool = tool.to_owned();
-        self.readers.read(move |conn| reads::recent_durations(conn, &tool, limit)).await
+        self.readers
+            .read(move |conn| reads::recent_durations(conn, &tool, limit))
+            .await
     }
 
-    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
-        self.readers.read(move |conn| reads::list_dead_letters(conn, query)).await
+    async fn list_dead_letters(
+        &self,
+        query: DeadLetterQuery,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        self.readers
+            .read(move |conn| reads::list_dead_letters(conn, query))
+            .await
     }
 
     async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
         let task = task.clone();
-        self.readers.read(move |conn| reads::get_dead_letter(conn, &task)).await
+        self.readers
+            .read(move |conn| reads::get_dead_letter(conn, &task))
+            .await
     }
 
-    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
+    async fn requeue_dead_letter(
+        &self,
+        task: &TaskId,
+        new: NewTask,
+    ) -> Result<TaskRecord, StoreError> {
         let task = task.clone();
-        self.writer.write(move |conn| writes::requeue_dead_letter(conn, &task, new)).await
+        self.writer
+            .write(move |conn| writes::requeue_dead_letter(conn, &task, new))
+            .await
     }
 
     async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
-        self.writer.write(move |conn| writes::purge_dead_letters(conn, query)).await
+        self.writer
+            .write(move |conn| writes::purge_dead_letters(conn, query))
+            .await
     }
 }

@@ -9,7 +9,8 @@
 //! creations cost about one fsync, not 64. A job that fails rolls back to its
 //! savepoint and leaves the others in the batch alone.
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
 use mcp_tasks_store::StoreError;
@@ -46,21 +47,52 @@ impl<T: Send> Pending for Held<T> {
 /// could not begin) it only gives back its reply handle.
 type Job = Box<dyn FnOnce(Option<&Connection>) -> Box<dyn Pending> + Send>;
 
+/// What the writer has done since the store opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Transactions committed (each one fsync with `synchronous = FULL`).
+    pub commits: u64,
+    /// Writes (creates, update batches, claims, poll flushes, …) those
+    /// commits carried.
+    pub writes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    commits: AtomicU64,
+    writes: AtomicU64,
+}
+
 /// The handle callers use to reach the writer thread.
 pub(crate) struct Writer {
     jobs: Option<mpsc::Sender<Job>>,
     thread: Option<JoinHandle<()>>,
+    counters: Arc<Counters>,
 }
 
 impl Writer {
     /// Starts the writer thread on `conn`.
     pub(crate) fn start(conn: Connection) -> Result<Self, StoreError> {
         let (jobs, queue) = mpsc::channel::<Job>();
+        let counters = Arc::new(Counters::default());
+        let shared = Arc::clone(&counters);
         let thread = std::thread::Builder::new()
             .name("mcp-tasks-sqlite-writer".into())
-            .spawn(move || run(conn, queue))
+            .spawn(move || run(conn, queue, &shared))
             .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
-        Ok(Writer { jobs: Some(jobs), thread: Some(thread) })
+        Ok(Writer {
+            jobs: Some(jobs),
+            thread: Some(thread),
+            counters,
+        })
+    }
+
+    /// Commits and writes so far.
+    pub(crate) fn stats(&self) -> WriteStats {
+        WriteStats {
+            commits: self.counters.commits.load(Ordering::Relaxed),
+            writes: self.counters.writes.load(Ordering::Relaxed),
+        }
     }
 
     /// Runs `op` in the next group commit; returns once that commit is durable.
@@ -77,7 +109,11 @@ impl Writer {
             };
             Box::new(Held { reply, result })
         });
-        self.jobs.as_ref().ok_or(StoreError::Closed)?.send(job).map_err(|_| StoreError::Closed)?;
+        self.jobs
+            .as_ref()
+            .ok_or(StoreError::Closed)?
+            .send(job)
+            .map_err(|_| StoreError::Closed)?;
         done.await.map_err(|_| StoreError::Closed)?
     }
 }
@@ -94,17 +130,25 @@ impl Drop for Writer {
 }
 
 /// Runs `op` so that its failure undoes only its own writes.
-fn in_savepoint<T>(conn: &Connection, op: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-    conn.execute_batch("SAVEPOINT job").map_err(|e| StoreError::Unavailable(e.to_string()))?;
+fn in_savepoint<T>(
+    conn: &Connection,
+    op: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    conn.execute_batch("SAVEPOINT job")
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
     let result = op(conn);
-    let end = if result.is_ok() { "RELEASE job" } else { "ROLLBACK TO job; RELEASE job" };
+    let end = if result.is_ok() {
+        "RELEASE job"
+    } else {
+        "ROLLBACK TO job; RELEASE job"
+    };
     match conn.execute_batch(end) {
         Ok(()) => result,
         Err(e) => Err(StoreError::Unavailable(format!("ending savepoint: {e}"))),
     }
 }
 
-fn run(conn: Connection, queue: mpsc::Receiver<Job>) {
+fn run(conn: Connection, queue: mpsc::Receiver<Job>, counters: &Counters) {
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -113,11 +157,16 @@ fn run(conn: Connection, queue: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, batch);
+        let writes = batch.len() as u64;
+        if commit_batch(&conn, batch) {
+            counters.commits.fetch_add(1, Ordering::Relaxed);
+            counters.writes.fetch_add(writes, Ordering::Relaxed);
+        }
     }
 }
 
-fn commit_batch(conn: &Connection, batch: Vec<Job>) {
+/// Runs and commits one batch, then replies; returns whether it committed.
+fn commit_batch(conn: &Connection, batch: Vec<Job>) -> bool {
     let began = conn.execute_batch("BEGIN IMMEDIATE");
     let mut held: Vec<Box<dyn Pending>> = Vec::with_capacity(batch.len());
     if let Err(e) = began {
@@ -125,7 +174,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>) {
         for job in batch {
             job(None).reply(Err(error.clone()));
         }
-        return;
+        return false;
     }
     for job in batch {
         held.push(job(Some(conn)));
@@ -137,7 +186,9 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>) {
         tracing::error!(error = %e, "group commit failed; {} jobs rolled back", held.len());
         StoreError::Unavailable(format!("commit failed: {e}"))
     });
+    let committed = commit.is_ok();
     for pending in held {
         pending.reply(commit.clone());
     }
+    committed
 }
