@@ -17,9 +17,20 @@ use crate::params::*;
 use crate::store::TaskStore;
 
 /// A [`TaskStore`] in process memory: correct, concurrent, not durable.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    // Counts, not contents: a store's Debug ends up in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("MemoryStore")
+            .field("tasks", &inner.tasks.len())
+            .field("dead_letters", &inner.dead.len())
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
