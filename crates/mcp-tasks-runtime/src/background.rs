@@ -1,8 +1,10 @@
 //! The background loops `start` spawns. Each only wraps a `*_once` method on
 //! a timer (River style), so tests drive the same code without timers.
+//! Loops hold the runtime weakly: a runtime dropped without `shutdown`
+//! does not live on in its own timers.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::executor;
@@ -12,7 +14,7 @@ use crate::triage::{self, TriageScope};
 
 pub(crate) fn spawn_all(shared: &Arc<Shared>) {
     let mut loops = shared.background.lock().unwrap_or_else(|p| p.into_inner());
-    loops.push(tokio::spawn(executor_loop(shared.clone())));
+    loops.push(tokio::spawn(executor_loop(Arc::downgrade(shared))));
     loops.push(every(shared, shared.policy.reaper_interval, "reaper", |s| async move {
         reaper::reap_once(&s).await.map(|_| ())?;
         triage::triage_once(&s, TriageScope::ExpiredLeases).await.map(|_| ())
@@ -24,15 +26,19 @@ pub(crate) fn spawn_all(shared: &Arc<Shared>) {
 
 /// Claims due work whenever woken (a local create, a freed slot, a retry) or
 /// on the claim interval (retries coming due, other instances' tasks).
-async fn executor_loop(shared: Arc<Shared>) {
+async fn executor_loop(weak: Weak<Shared>) {
     loop {
+        let Some(shared) = weak.upgrade() else { return };
         if let Err(e) = executor::run_due_once(&shared).await {
             tracing::warn!(error = %e, "executor could not claim work");
         }
+        let (stop, wake, interval) =
+            (shared.background_stop.clone(), shared.wakeups.executor.clone(), shared.claim_interval);
+        drop(shared);
         tokio::select! {
-            _ = shared.background_stop.cancelled() => return,
-            _ = shared.wakeups.executor.notified() => {}
-            _ = tokio::time::sleep(shared.claim_interval) => {}
+            _ = stop.cancelled() => return,
+            _ = wake.notified() => {}
+            _ = tokio::time::sleep(interval) => {}
         }
     }
 }
@@ -42,14 +48,16 @@ where
     F: Fn(Arc<Shared>) -> Fut + Send + 'static,
     Fut: Future<Output = Result<(), crate::RuntimeError>> + Send,
 {
-    let shared = shared.clone();
+    let weak = Arc::downgrade(shared);
+    let stop = shared.background_stop.clone();
     tokio::spawn(async move {
         loop {
             tokio::select! {
-                _ = shared.background_stop.cancelled() => return,
+                _ = stop.cancelled() => return,
                 _ = tokio::time::sleep(period) => {}
             }
-            if let Err(e) = f(shared.clone()).await {
+            let Some(shared) = weak.upgrade() else { return };
+            if let Err(e) = f(shared).await {
                 tracing::warn!(error = %e, "{name} pass failed; will retry next tick");
             }
         }

@@ -62,6 +62,13 @@ impl std::fmt::Debug for Shared {
     }
 }
 
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // The last handle is gone: stop the timers promptly.
+        self.background_stop.cancel();
+    }
+}
+
 /// How many times a read → decide → apply cycle is retried after losing a race.
 pub(crate) const MAX_CAS_RETRIES: usize = 16;
 

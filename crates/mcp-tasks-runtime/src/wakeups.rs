@@ -4,7 +4,7 @@
 //! delays, never loses, work.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_tasks_core::TaskId;
 use tokio::sync::{Notify, watch};
@@ -15,7 +15,7 @@ pub(crate) struct Wakeups {
     /// One counter per task someone waits on; bumped on every answer.
     inputs: Mutex<HashMap<TaskId, watch::Sender<u64>>>,
     /// Wakes the executor loop (a permit is kept if it is busy).
-    pub(crate) executor: Notify,
+    pub(crate) executor: Arc<Notify>,
 }
 
 impl Wakeups {
