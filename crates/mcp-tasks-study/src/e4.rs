@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::e2::scheduler;
 use crate::error::StudyError;
-use crate::num::{opt_whole_as_int, short, whole_as_int};
+use crate::num::{short, whole_as_int};
 use crate::progress::Progress;
 use crate::table::Table;
 use crate::tool::{LongRunningReport, TOOL_NAME};
@@ -94,7 +94,6 @@ pub struct E4Cell {
     /// Whether the reaper cancelled the live task as an orphan.
     pub orphaned: bool,
     /// When (seconds after creation), if it was.
-    #[serde(serialize_with = "opt_whole_as_int")]
     pub cancelled_at_s: Option<f64>,
     /// Polls the client made.
     pub polls: u32,
@@ -138,8 +137,10 @@ pub async fn run_cell(max_ms: f64, window_s: f64, honour: bool, params: &E4Param
         let what = what.to_owned();
         move |e| StudyError::runtime(format!("E4 {what}"), e)
     };
+    // The executor never runs here, so the task stays `working` for the whole run.
+    let seconds = params.max_execution_s() as u64;
     let created = runtime
-        .create_task(CreateTask::new(TOOL_NAME, serde_json::json!({"seconds": params.task_duration_s * 10.0})))
+        .create_task(CreateTask::new(TOOL_NAME, serde_json::json!({ "seconds": seconds })))
         .await
         .map_err(err("create"))?;
     let id = created.record.id.clone();

@@ -13,14 +13,6 @@ pub fn whole_as_int<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     if x.fract() == 0.0 && x.abs() < 9.0e15 { s.serialize_i64(*x as i64) } else { s.serialize_f64(*x) }
 }
 
-/// [`whole_as_int`] for an optional value (`null` when absent).
-pub fn opt_whole_as_int<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match x {
-        Some(v) => whole_as_int(v, s),
-        None => s.serialize_none(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

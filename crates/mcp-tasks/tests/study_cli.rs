@@ -81,7 +81,7 @@ fn e4_json_shape() {
     assert_eq!(cells.len(), 8);
     let c = cells.iter().find(|c| c["max_backoff_ms"] == 300000 && c["orphan_window_s"] == 120).unwrap();
     assert_eq!(c["orphaned"], true);
-    assert_eq!(c["cancelled_at_s"], 780);
+    assert_eq!(c["cancelled_at_s"], 780.0);
     let s = cells.iter().find(|c| c["max_backoff_ms"] == 300000 && c["orphan_window_s"] == 900).unwrap();
     assert_eq!(s["orphaned"], false);
     assert!(s["cancelled_at_s"].is_null());
