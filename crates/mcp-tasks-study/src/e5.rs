@@ -1,16 +1,20 @@
 //! E5 — beyond the paper: the two fixes §6.2 and §6.4 argue for, measured.
 //!
 //! (a) The E2 frontier when the server's `pollIntervalMs` follows the task's
-//! expected duration ([`HintPolicy::hint_for`], the server's real logic) and
+//! expected duration (asked of the real runtime, whose hint is
+//! [`HintPolicy::hint_for`] of the tool's declared duration) and
 //! the client's real scheduler takes it as a floor on every poll, against
 //! the paper's adaptive policies without it.
 //! (b) The E4 grid when the client caps its backoff under the orphan window
 //! the server advertises (`PollScheduler::set_orphan_window_ms`): every cell
 //! must survive.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::HintPolicy;
+use mcp_tasks_core::{HintPolicy, ManualClock, Policy, Timestamp};
+use mcp_tasks_runtime::{CreateTask, Runtime};
+use mcp_tasks_store::MemoryStore;
 use serde::Serialize;
 
 use crate::e2::{E2Cell, E2Params, PollCellPolicy, run_cell};
@@ -19,11 +23,41 @@ use crate::error::StudyError;
 use crate::num::short;
 use crate::progress::Progress;
 use crate::table::{Table, fixed, percent};
+use crate::tool::{LongRunningReport, TOOL_NAME};
 
-/// The hint the server advertises, in whole ms as on the wire, for a task
-/// expected to take `duration_s`.
+/// The hint the server's policy gives a task expected to take `duration_s`,
+/// in whole ms as on the wire.
 pub fn hint_ms(policy: &HintPolicy, duration_s: f64) -> f64 {
     policy.hint_for(Some(Duration::from_secs_f64(duration_s))).as_millis() as f64
+}
+
+/// The `pollIntervalMs` a real server advertises for a task of a tool that
+/// declares `duration_s`: asked of the project's runtime (in-memory store,
+/// manual clock), so the number is the one a client would receive.
+pub async fn advertised_hint_ms(policy: &HintPolicy, duration_s: f64) -> Result<f64, StudyError> {
+    let clock = ManualClock::new(Timestamp::from_secs(crate::e4::CLOCK_START_S));
+    let server = Runtime::builder(Arc::new(MemoryStore::new()))
+        .policy(Policy { poll_hint: policy.clone(), ..Policy::default() })
+        .clock(Arc::new(clock))
+        .tool(Arc::new(LongRunningReport::new(Some(Duration::from_secs_f64(duration_s)))))
+        .build()
+        .map_err(|e| StudyError::runtime("E5 server", e))?;
+    let view = server
+        .create_task(CreateTask::new(TOOL_NAME, serde_json::json!({ "seconds": duration_s as u64 })))
+        .await
+        .map_err(|e| StudyError::runtime("E5 create", e))?;
+    Ok(view.poll_interval_ms as f64)
+}
+
+/// The hint the server advertised for one duration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AdvertisedHint {
+    /// The tool's declared duration, seconds.
+    #[serde(serialize_with = "crate::num::whole_as_int")]
+    pub duration_s: f64,
+    /// `pollIntervalMs` on the wire.
+    #[serde(serialize_with = "crate::num::whole_as_int")]
+    pub hint_ms: f64,
 }
 
 /// E5's result.
@@ -36,8 +70,9 @@ pub struct E5Result {
     pub grid: E4Result,
     /// Whether every cell of (b) survived.
     pub all_survived: bool,
+    /// The `pollIntervalMs` the server advertised for each duration.
+    pub hints: Vec<AdvertisedHint>,
     /// The server's hint policy used in (a).
-    #[serde(skip)]
     pub hint_policy: HintPolicy,
     /// The E2 parameters used in (a).
     #[serde(skip)]
@@ -54,8 +89,10 @@ pub async fn run(e2: &E2Params, e4: &E4Params, progress: &dyn Progress) -> Resul
     let runs = 2 * e2.durations_s.len() as u64 * e2.adaptive_max_ms.len() as u64 * u64::from(e2.seeds) * u64::from(e2.phases);
     progress.stage("E5 duration-aware hint", runs);
     let mut frontier = Vec::new();
+    let mut hints = Vec::new();
     for &d in &e2.durations_s {
-        let hint = hint_ms(&hint_policy, d);
+        let hint = advertised_hint_ms(&hint_policy, d).await?;
+        hints.push(AdvertisedHint { duration_s: d, hint_ms: hint });
         for &max_ms in &e2.adaptive_max_ms {
             frontier.push(run_cell(d, PollCellPolicy::Adaptive { max_ms }, e2, progress));
             frontier.push(run_cell(d, PollCellPolicy::Hinted { max_ms, hint_ms: hint }, e2, progress));
@@ -63,10 +100,15 @@ pub async fn run(e2: &E2Params, e4: &E4Params, progress: &dyn Progress) -> Resul
     }
     let grid = run_grid(e4, true, progress).await?;
     let all_survived = grid.cells.iter().all(|c| !c.orphaned);
-    Ok(E5Result { frontier, grid, all_survived, hint_policy, e2: e2.clone() })
+    Ok(E5Result { frontier, grid, all_survived, hints, hint_policy, e2: e2.clone() })
 }
 
 impl E5Result {
+    /// The hint advertised for duration `d`.
+    pub fn hint_for(&self, d: f64) -> f64 {
+        self.hints.iter().find(|h| h.duration_s == d).map_or(f64::NAN, |h| h.hint_ms)
+    }
+
     fn cell(&self, d: f64, policy: PollCellPolicy) -> &E2Cell {
         self.frontier.iter().find(|c| c.duration_s == d && c.policy == policy).expect("every cell was run")
     }
@@ -77,7 +119,7 @@ impl E5Result {
         let mut group = vec![String::new()];
         let mut header = vec!["client".to_string()];
         for &d in &self.e2.durations_s {
-            group.push(format!("~{} s task, hint {} s", short(d), short(hint_ms(&self.hint_policy, d) / 1000.0)));
+            group.push(format!("~{} s task, hint {} s", short(d), short(self.hint_for(d) / 1000.0)));
             group.extend([String::new(), String::new()]);
             header.extend(["polls".into(), "stale p50".into(), "of task".into()]);
         }
@@ -91,7 +133,7 @@ impl E5Result {
                 let mut row = Vec::new();
                 for &d in &self.e2.durations_s {
                     let policy = if hinted {
-                        PollCellPolicy::Hinted { max_ms, hint_ms: hint_ms(&self.hint_policy, d) }
+                        PollCellPolicy::Hinted { max_ms, hint_ms: self.hint_for(d) }
                     } else {
                         PollCellPolicy::Adaptive { max_ms }
                     };

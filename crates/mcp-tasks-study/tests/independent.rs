@@ -239,6 +239,12 @@ async fn e5_hinted_cells_follow_the_hint_as_a_floor() {
     let e2p = E2Params { durations_s: vec![90.0, 2400.0], seeds: 2, phases: 3, ..E2Params::default() };
     let r = mcp_tasks_study::e5::run(&e2p, &E4Params::default(), &Silent).await.unwrap();
     assert!(r.all_survived);
+    // The runtime advertised what the core's hint policy computes.
+    let policy = mcp_tasks_core::HintPolicy::default();
+    assert_eq!(r.hints.len(), 2);
+    for h in &r.hints {
+        assert_eq!(h.hint_ms, mcp_tasks_study::e5::hint_ms(&policy, h.duration_s));
+    }
     for c in &r.frontier {
         let PollCellPolicy::Hinted { max_ms, hint_ms } = c.policy else { continue };
         // The server's default hint: 2 % of the expected duration, within [0.25 s, 60 s].
