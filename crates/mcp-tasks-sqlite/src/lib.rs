@@ -12,6 +12,7 @@
 //!   modified.
 
 mod open;
+mod options;
 #[cfg(test)]
 mod query_plans;
 mod readers;
@@ -22,5 +23,6 @@ mod store;
 mod writer;
 mod writes;
 
+pub use options::{DEFAULT_BUSY_TIMEOUT, SqliteOptions};
 pub use store::SqliteStore;
 pub use writer::WriteStats;

@@ -9,9 +9,6 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::schema::{APPLICATION_ID, MIGRATIONS, latest_version};
 
-/// How long a connection waits for another process's lock before failing.
-pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
 fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
     StoreError::Open {
         path: path.display().to_string(),
@@ -37,7 +34,7 @@ fn read_error(path: &Path, e: rusqlite::Error) -> StoreError {
 
 /// Opens (creating if needed) the read-write connection, checks the file is
 /// ours, sets WAL with full fsync, and migrates it.
-pub(crate) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
+pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     if path.is_dir() {
         return Err(open_error(
             path,
@@ -57,7 +54,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn =
         Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
+    conn.busy_timeout(busy_timeout)
         .map_err(|e| open_error(path, e.to_string()))?;
     let version = check_ours(&conn, path)?;
     let mode: String = conn
@@ -78,11 +75,11 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
 }
 
 /// Opens a read-only connection to a database [`open_writer`] prepared.
-pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+pub(crate) fn open_reader(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn =
         Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
+    conn.busy_timeout(busy_timeout)
         .map_err(|e| open_error(path, e.to_string()))?;
     Ok(conn)
 }

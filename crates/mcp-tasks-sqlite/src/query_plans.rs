@@ -46,7 +46,8 @@ fn assert_uses(conn: &Connection, sql: &str, index: &str) {
 #[test]
 fn every_sweep_and_claim_uses_its_partial_index() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let conn = open_writer(&dir.path().join("plans.db")).expect("open");
+    let conn =
+        open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
     let t = Timestamp(0);
     for query in [
         SweepQuery::PastDeadline { now: t, limit: 10 },
@@ -78,7 +79,8 @@ fn a_query_outside_the_partial_index_is_caught() {
     // The check itself must be able to fail: a filter that does not repeat
     // the index's WHERE cannot use the partial index.
     let dir = tempfile::tempdir().expect("temp dir");
-    let conn = open_writer(&dir.path().join("plans.db")).expect("open");
+    let conn =
+        open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
     let steps = plan(
         &conn,
         "SELECT id FROM tasks WHERE deadline_at <= 5 ORDER BY deadline_at, id LIMIT 3",

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mcp_tasks_store::StoreError;
 use rusqlite::Connection;
@@ -16,14 +17,16 @@ pub(crate) const MAX_IDLE_READERS: usize = 4;
 /// Read-only connections to one database file.
 pub(crate) struct Readers {
     path: PathBuf,
+    busy_timeout: Duration,
     idle: Mutex<Vec<Connection>>,
 }
 
 impl Readers {
     /// A pool for `path` (connections open on first use).
-    pub(crate) fn new(path: PathBuf) -> Arc<Self> {
+    pub(crate) fn new(path: PathBuf, busy_timeout: Duration) -> Arc<Self> {
         Arc::new(Readers {
             path,
+            busy_timeout,
             idle: Mutex::new(Vec::new()),
         })
     }
@@ -32,7 +35,7 @@ impl Readers {
         let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match idle {
             Some(conn) => Ok(conn),
-            None => open_reader(&self.path),
+            None => open_reader(&self.path, self.busy_timeout),
         }
     }
 

@@ -13,6 +13,7 @@ use mcp_tasks_store::{
 };
 
 use crate::open::open_writer;
+use crate::options::SqliteOptions;
 use crate::readers::Readers;
 use crate::writer::{WriteStats, Writer};
 use crate::{reads, writes};
@@ -37,11 +38,16 @@ impl SqliteStore {
     /// database of another application, or an mcp-tasks schema newer than
     /// this build. Blocks briefly (file I/O); call it at startup.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// [`open`](SqliteStore::open) with explicit options.
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let conn = open_writer(&path)?;
+        let conn = open_writer(&path, options.busy_timeout)?;
         let writer = Writer::start(conn)?;
         Ok(SqliteStore {
-            readers: Readers::new(path.clone()),
+            readers: Readers::new(path.clone(), options.busy_timeout),
             path,
             writer,
         })
