@@ -129,14 +129,14 @@ impl Runtime {
         let shared = &self.shared;
         for _ in 0..MAX_CAS_RETRIES {
             let record = shared.read_visible(id, principal).await?;
-            if record.status.is_terminal() || record.cancel_requested {
-                shared.running.stop(id, StopReason::CancelRequested);
-                return Ok(shared.view(record).await);
-            }
             let now = shared.now();
             // A lapsed lease belongs to a dead or stalled executor: nobody will
             // honour a flag, so cancel directly (a late write by it loses its guard).
             let leased = record.lease.as_ref().is_some_and(|l| l.expires_at > now);
+            if record.status.is_terminal() || (record.cancel_requested && leased) {
+                shared.running.stop(id, StopReason::CancelRequested);
+                return Ok(shared.view(record).await);
+            }
             let change = if leased {
                 Change {
                     now,

@@ -86,3 +86,31 @@ async fn cancelling_a_terminal_task_changes_nothing() {
     assert_eq!(before, after);
     assert_eq!(after.status, TaskStatus::Completed);
 }
+
+#[tokio::test]
+async fn a_task_whose_lease_lapsed_is_cancelled_at_once() {
+    let clock = clock();
+    let store = memory();
+    let (g, mut gate) = gate();
+    let stalled = builder(store.clone(), &clock)
+        .tool(FnTool::new("t", move |ctx| {
+            let g = g.clone();
+            async move {
+                g.pass_stubbornly(&ctx).await;
+                Ok(json!({"late": true}))
+            }
+        }))
+        .build()
+        .unwrap();
+    let front = builder(store.clone(), &clock).build().unwrap();
+    let id = create(&stalled, "t").await;
+    stalled.run_due_once().await.unwrap();
+    gate.arrived().await;
+    assert!(front.cancel_task(&id, None).await.unwrap().record.cancel_requested, "leased: flagged");
+    clock.advance(Duration::from_secs(30)); // the stalled executor's lease lapses
+    let r = front.cancel_task(&id, None).await.unwrap().record;
+    assert_eq!(r.status, TaskStatus::Cancelled, "nobody would honour the flag: cancelled directly");
+    gate.open(1);
+    idle(&stalled).await;
+    assert_eq!(store.get(&id).await.unwrap().unwrap(), r, "the stalled executor's late result changed nothing");
+}
