@@ -19,6 +19,10 @@ use crate::table::{Table, fixed, percent};
 /// unrunnable (the paper's largest cell needs 7 921).
 pub const MAX_POLLS_PER_RUN: f64 = 10_000_000.0;
 
+/// The most runs one cell may summarise (each run's staleness is kept for
+/// the median); the paper's cells have 220.
+pub const MAX_RUNS_PER_CELL: u64 = 10_000_000;
+
 /// E2's parameters; the default is the paper's grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct E2Params {
@@ -60,6 +64,12 @@ impl E2Params {
         }
         if self.phases == 0 {
             return Err(StudyError::param("phases", "must be at least 1"));
+        }
+        if u64::from(self.seeds) * u64::from(self.phases) > MAX_RUNS_PER_CELL {
+            return Err(StudyError::param(
+                "seeds",
+                format!("{} seeds × {} phases exceeds {MAX_RUNS_PER_CELL} runs per cell", self.seeds, self.phases),
+            ));
         }
         let longest = self.durations_s.iter().cloned().fold(0.0, f64::max) * 1.1;
         if let Some(step) = self.fixed_ms.iter().cloned().reduce(f64::min)

@@ -165,4 +165,5 @@ fn bad_parameters_get_one_line_errors() {
     refused(&["e4", "--orphan-window-s", "0"], "--orphan-window-s");
     refused(&["e4", "--sweep-interval-s", "-30"], "--sweep-interval-s");
     refused(&["e2", "--fixed-ms", "0.000001"], "--fixed-ms");
+    refused(&["e2", "--seeds", "4000000000"], "--seeds");
 }
