@@ -22,7 +22,9 @@ use crate::{reads, writes};
 /// `synchronous = FULL`, written by one group-committing thread and read
 /// through a pool of read-only connections.
 ///
-/// Dropping the store finishes the writer's current batch and closes the file.
+/// Dropping the store finishes the writer's current batch and closes the
+/// file (blocking until then, at most the busy timeout if another process
+/// holds the lock).
 pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
@@ -103,6 +105,9 @@ impl TaskStore for SqliteStore {
     }
 
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        if updates.is_empty() {
+            return Ok(Vec::new());
+        }
         self.writer
             .write(move |conn| {
                 updates
