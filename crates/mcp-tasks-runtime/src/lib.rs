@@ -12,6 +12,40 @@
 //! Every decision comes from `mcp-tasks-core`; every status change is a
 //! guarded compare-and-set through `TaskStore::apply`, so a lost race
 //! changes nothing. The runtime knows nothing of MCP's wire types.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mcp_tasks_runtime::{async_trait, CreateTask, Runtime, TaskContext, TaskTool, ToolFailure, ToolSpec};
+//! use serde_json::{json, Value};
+//!
+//! struct Report;
+//!
+//! #[async_trait]
+//! impl TaskTool for Report {
+//!     fn spec(&self) -> ToolSpec {
+//!         ToolSpec::new("report", "builds a report")
+//!     }
+//!     async fn run(&self, ctx: TaskContext) -> Result<Value, ToolFailure> {
+//!         ctx.set_status_message("gathering data").await.map_err(|e| ToolFailure::permanent(e.to_string()))?;
+//!         Ok(json!({"content": [{"type": "text", "text": "done"}]}))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(mcp_tasks_store::MemoryStore::new());
+//! let runtime = Runtime::builder(store).tool(Arc::new(Report)).build()?;
+//! // A server calls `runtime.start()` (triage, then executor, reaper and poll
+//! // flusher on timers); tests and the study drive the same passes by hand:
+//! let task = runtime.create_task(CreateTask::new("report", json!({}))).await?;
+//! runtime.run_due_once().await?; // claim and spawn handlers
+//! runtime.idle().await;          // every handler returned and settled
+//! let view = runtime.get_task(&task.record.id, None).await?;
+//! assert_eq!(view.record.status, mcp_tasks_core::TaskStatus::Completed);
+//! runtime.shutdown(std::time::Duration::from_secs(5)).await;
+//! # Ok(())
+//! # }
+//! ```
 
 mod background;
 mod builder;
@@ -30,6 +64,8 @@ mod triage;
 mod view;
 mod wakeups;
 
+/// Re-exported so tools can implement [`TaskTool`] without naming the crate.
+pub use async_trait::async_trait;
 pub use builder::{DEFAULT_CLAIM_INTERVAL, DEFAULT_CONCURRENCY, RuntimeBuilder};
 pub use context::{INPUT_RECHECK, TaskContext};
 pub use dead_letters::DeadLetters;

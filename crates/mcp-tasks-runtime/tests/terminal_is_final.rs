@@ -123,6 +123,13 @@ async fn scenario(ops: Vec<Op>) -> Result<(), TestCaseError> {
         // Check every task seen terminal is unchanged (or deleted, for good).
         for id in &ids {
             let now = store.get(id).await.map_err(|e| TestCaseError::fail(e.to_string()))?.map(state);
+            if let Some(r) = &now {
+                prop_assert!(r.attempt >= 1 && r.attempt <= r.max_attempts, "attempt {} of {}", r.attempt, r.max_attempts);
+                if r.status.is_terminal() {
+                    prop_assert!(r.lease.is_none() && r.run_at.is_none(), "terminal task {} still leased or due", id);
+                    prop_assert!(r.terminal_at.is_some() && r.expires_at.is_some());
+                }
+            }
             match terminal.get(id) {
                 Some(Some(before)) => match &now {
                     Some(after) => prop_assert_eq!(after, before, "terminal task {} changed", id),
