@@ -1,7 +1,7 @@
 //! `mcp-tasks tasks` and `mcp-tasks dlq` through the built binary on a real
 //! SQLite file: tables, JSON, filters, exit codes, requeue and purge.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mcp_tasks_core::{TaskError, TaskId, TaskStatus, Timestamp};
@@ -40,7 +40,24 @@ fn new_task(tool: &str, created: Timestamp) -> NewTask {
     }
 }
 
-/// A database with a working task, a completed one and a poisoned one.
+/// The seeded database's file (its directory lives as long as this does)
+/// and its working, completed and poisoned tasks.
+struct Seeded {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    working: TaskId,
+    done: TaskId,
+    poisoned: TaskId,
+}
+
+/// A fresh database with a working task, a completed one and a poisoned one.
+fn seeded() -> Seeded {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let (working, done, poisoned) = seed(&db);
+    Seeded { _dir: dir, db, working, done, poisoned }
+}
+
 fn seed(db: &Path) -> (TaskId, TaskId, TaskId) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
@@ -72,9 +89,7 @@ fn seed(db: &Path) -> (TaskId, TaskId, TaskId) {
 
 #[test]
 fn tasks_list_and_show() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("tasks.db");
-    let (working, done, poisoned) = seed(&db);
+    let Seeded { _dir, db, working, done, poisoned } = seeded();
 
     let table = ok(&db, &["tasks", "list"]);
     let lines: Vec<&str> = table.lines().collect();
@@ -113,9 +128,7 @@ fn tasks_list_and_show() {
 
 #[test]
 fn dlq_list_show_requeue_purge() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("tasks.db");
-    let (_, _, poisoned) = seed(&db);
+    let Seeded { _dir, db, poisoned, .. } = seeded();
 
     let listed = ok(&db, &["dlq", "list"]);
     assert!(listed.starts_with("TASK") && listed.contains(poisoned.as_str()) && listed.contains("flaky"), "{listed}");

@@ -4,7 +4,6 @@
 //! anything else (no database at the path, a bad flag, a letter already
 //! requeued, an unreadable store).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -12,14 +11,13 @@ use mcp_tasks_core::TaskId;
 use mcp_tasks_runtime::{Runtime, RuntimeError};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
 
-use super::tasks::{EXIT_NOT_FOUND, key_values, one_line, open_store, parse_when, table, when};
+use super::inspect::{DbArg, EXIT_NOT_FOUND, key_values, limit, one_line, or_dash, parse_when, print_json, print_list, print_one, when};
 
 /// Flags of `mcp-tasks dlq`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The task database (SQLite).
-    #[arg(long, value_name = "PATH", env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db", global = true)]
-    db: PathBuf,
+    #[command(flatten)]
+    db: DbArg,
     #[command(subcommand)]
     command: Command,
 }
@@ -77,37 +75,28 @@ enum Command {
 
 /// Runs `mcp-tasks dlq`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let store = open_store(&args.db)?;
+    let store = args.db.open()?;
     // A runtime with no tools: it never runs anything, it only carries the
     // policy's attempt budget and the dead-letter operations.
     let runtime = Runtime::builder(store).build().context("building the runtime")?;
     let dlq = runtime.dead_letters();
     let not_found = |id: &str| {
-        eprintln!("error: no dead letter for task {id} in {}", args.db.display());
+        eprintln!("error: no dead letter for task {id} in {}", args.db.path.display());
         Ok(ExitCode::from(EXIT_NOT_FOUND))
     };
     match args.command {
-        Command::List { tool, all, limit, json } => {
-            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-            let letters = dlq.list(DeadLetterQuery { tool, include_requeued: all, limit }).await?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&letters)?);
-            } else if letters.is_empty() {
-                println!("no dead letters");
-            } else {
-                let header = ["TASK", "TOOL", "ATTEMPTS", "DEAD AT", "REQUEUED AS", "REASON"];
-                let rows = letters.iter().map(list_row).collect();
-                print!("{}", table(&header, rows));
-            }
+        Command::List { tool, all, limit: n, json } => {
+            let letters = dlq.list(DeadLetterQuery { tool, include_requeued: all, limit: limit(n) }).await?;
+            let header = ["TASK", "TOOL", "ATTEMPTS", "DEAD AT", "REQUEUED AS", "REASON"];
+            print_list(&letters, json, "no dead letters", &header, list_row)?;
         }
         Command::Show { id, json } => match dlq.show(&TaskId(id.clone())).await {
-            Ok(letter) if json => println!("{}", serde_json::to_string_pretty(&letter)?),
-            Ok(letter) => print!("{}", details(&letter)),
+            Ok(letter) => print_one(&letter, json, details)?,
             Err(RuntimeError::Store(StoreError::DeadLetterNotFound(_))) => return not_found(&id),
             Err(e) => return Err(e.into()),
         },
         Command::Requeue { id, json } => match dlq.requeue(&TaskId(id.clone())).await {
-            Ok(view) if json => println!("{}", serde_json::to_string_pretty(&view.record)?),
+            Ok(view) if json => print_json(&view.record)?,
             Ok(view) => println!("requeued {id} as task {}", view.record.id),
             Err(RuntimeError::Store(StoreError::DeadLetterNotFound(_))) => return not_found(&id),
             Err(e) => return Err(e.into()),
@@ -128,7 +117,7 @@ fn list_row(l: &DeadLetter) -> Vec<String> {
         l.tool.clone(),
         l.attempts.to_string(),
         when(l.dead_at),
-        l.requeued_as.as_ref().map_or_else(|| "-".to_owned(), ToString::to_string),
+        or_dash(l.requeued_as.as_ref()),
         one_line(&l.reason, 60),
     ]
 }
@@ -137,12 +126,12 @@ fn details(l: &DeadLetter) -> String {
     key_values(&[
         ("task", l.task_id.to_string()),
         ("tool", l.tool.clone()),
-        ("principal", l.principal.clone().unwrap_or_else(|| "-".to_owned())),
+        ("principal", or_dash(l.principal.as_ref())),
         ("attempts", l.attempts.to_string()),
         ("dead at", when(l.dead_at)),
         ("reason", l.reason.clone()),
         ("error", serde_json::to_string(&l.error).unwrap_or_default()),
         ("arguments", l.arguments.to_string()),
-        ("requeued as", l.requeued_as.as_ref().map_or_else(|| "-".to_owned(), ToString::to_string)),
+        ("requeued as", or_dash(l.requeued_as.as_ref())),
     ])
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod call;
 pub(crate) mod dlq;
+pub(crate) mod inspect;
 pub(crate) mod serve;
 pub(crate) mod study;
 pub(crate) mod tasks;
