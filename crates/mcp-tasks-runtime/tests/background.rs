@@ -1,15 +1,15 @@
 //! `start` spawns the executor: a created task runs without anyone calling
 //! `run_due_once`, and `shutdown` stops the loops.
 
-mod common;
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::{SystemClock, TaskStatus};
 use mcp_tasks_runtime::{CreateTask, Runtime};
 use serde_json::json;
+use support::*;
 use tokio::sync::mpsc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,22 +37,9 @@ async fn started_runtime_runs_tasks_by_itself() {
 
 #[tokio::test]
 async fn a_single_node_start_triages_every_lease_first() {
-    let clock = common::clock();
+    let clock = support::clock();
     let store = memory();
-    let (g, mut gate) = gate();
-    let dead = builder(store.clone(), &clock)
-        .tool(FnTool::new("t", move |ctx| {
-            let g = g.clone();
-            async move {
-                g.pass_stubbornly(&ctx).await;
-                Ok(json!({}))
-            }
-        }))
-        .build()
-        .unwrap();
-    let id = create(&dead, "t").await;
-    dead.run_due_once().await.unwrap();
-    gate.arrived().await;
+    let (dead, _gate, id) = stalled(&store, &clock, json!({})).await;
     drop(dead);
 
     // The lease has not lapsed; only single-node knowledge lets us take it.

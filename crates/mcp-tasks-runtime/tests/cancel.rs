@@ -2,19 +2,19 @@
 //! flagged, its handler sees the token, and it ends `cancelled` whatever the
 //! handler returns; a terminal task is left unchanged.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn an_unleased_task_is_cancelled_at_once() {
     let clock = clock();
-    let tool = FnTool::new("t", |_ctx| async move { Ok(json!({})) });
+    let tool = returning("t", json!({}));
     let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
     let id = create(&rt, "t").await;
     let view = rt.cancel_task(&id, None).await.unwrap();
@@ -76,11 +76,9 @@ async fn a_handler_returning_ok_after_cancel_still_ends_cancelled() {
 #[tokio::test]
 async fn cancelling_a_terminal_task_changes_nothing() {
     let clock = clock();
-    let tool = FnTool::new("t", |_ctx| async move { Ok(json!({"done": true})) });
-    let rt = builder(memory(), &clock).tool(tool).build().unwrap();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({"done": true}))).build().unwrap();
     let id = create(&rt, "t").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let before = rt.get_task(&id, None).await.unwrap().record;
     let after = rt.cancel_task(&id, None).await.unwrap().record;
     assert_eq!(before, after);
@@ -91,26 +89,13 @@ async fn cancelling_a_terminal_task_changes_nothing() {
 async fn a_task_whose_lease_lapsed_is_cancelled_at_once() {
     let clock = clock();
     let store = memory();
-    let (g, mut gate) = gate();
-    let stalled = builder(store.clone(), &clock)
-        .tool(FnTool::new("t", move |ctx| {
-            let g = g.clone();
-            async move {
-                g.pass_stubbornly(&ctx).await;
-                Ok(json!({"late": true}))
-            }
-        }))
-        .build()
-        .unwrap();
+    let (stalled, gate, id) = stalled(&store, &clock, json!({"late": true})).await;
     let front = builder(store.clone(), &clock).build().unwrap();
-    let id = create(&stalled, "t").await;
-    stalled.run_due_once().await.unwrap();
-    gate.arrived().await;
     assert!(front.cancel_task(&id, None).await.unwrap().record.cancel_requested, "leased: flagged");
     clock.advance(Duration::from_secs(30)); // the stalled executor's lease lapses
     let r = front.cancel_task(&id, None).await.unwrap().record;
     assert_eq!(r.status, TaskStatus::Cancelled, "nobody would honour the flag: cancelled directly");
     gate.open(1);
     idle(&stalled).await;
-    assert_eq!(store.get(&id).await.unwrap().unwrap(), r, "the stalled executor's late result changed nothing");
+    assert_eq!(stored(&store, &id).await, r, "the stalled executor's late result changed nothing");
 }

@@ -1,26 +1,16 @@
 //! The executor runs at most `concurrency` handlers at once.
 
-mod common;
+mod support;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn claims_stop_at_the_concurrency_limit() {
     let clock = clock();
     let (g, mut gate) = gate();
-    let rt = builder(memory(), &clock)
-        .concurrency(2)
-        .tool(FnTool::new("t", move |ctx| {
-            let g = g.clone();
-            async move {
-                g.pass_stubbornly(&ctx).await;
-                Ok(json!({}))
-            }
-        }))
-        .build()
-        .unwrap();
+    let rt = builder(memory(), &clock).concurrency(2).tool(held("t", &g, json!({}))).build().unwrap();
     let ids = [create(&rt, "t").await, create(&rt, "t").await, create(&rt, "t").await];
     assert_eq!(rt.run_due_once().await.unwrap(), 2);
     assert_eq!(rt.run_due_once().await.unwrap(), 0, "both slots busy");

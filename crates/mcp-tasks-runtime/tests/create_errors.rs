@@ -1,18 +1,18 @@
 //! Creation errors name what was wrong: an unknown tool (listing the known
 //! ones) and an idempotency key reused for another call.
 
-mod common;
+mod support;
 
-use common::*;
 use mcp_tasks_runtime::{CreateTask, RuntimeError};
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn unknown_tool_names_it_and_lists_the_known_ones() {
     let clock = clock();
     let rt = builder(memory(), &clock)
-        .tool(FnTool::new("beta", |_c| async move { Ok(json!({})) }))
-        .tool(FnTool::new("alpha", |_c| async move { Ok(json!({})) }))
+        .tool(returning("beta", json!({})))
+        .tool(returning("alpha", json!({})))
         .build()
         .unwrap();
     let e = rt.create_task(CreateTask::new("gamma", json!({}))).await.unwrap_err();
@@ -23,7 +23,7 @@ async fn unknown_tool_names_it_and_lists_the_known_ones() {
 #[tokio::test]
 async fn idempotency_keys_return_the_same_task_or_a_conflict() {
     let clock = clock();
-    let rt = builder(memory(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let req = |args| CreateTask { idempotency_key: Some("k1".into()), ..CreateTask::new("t", args) };
     let first = rt.create_task(req(json!({"a": 1}))).await.unwrap().record.id;
     let again = rt.create_task(req(json!({"a": 1}))).await.unwrap().record.id;
@@ -41,8 +41,8 @@ async fn an_invalid_policy_or_duplicate_tool_is_refused_at_build() {
     let e = builder(memory(), &clock).policy(policy).build().unwrap_err();
     assert!(matches!(&e, RuntimeError::InvalidPolicy(m) if m.contains("max_attempts")), "{e}");
     let e = builder(memory(), &clock)
-        .tool(FnTool::new("t", |_c| async move { Ok(json!({})) }))
-        .tool(FnTool::new("t", |_c| async move { Ok(json!({})) }))
+        .tool(returning("t", json!({})))
+        .tool(returning("t", json!({})))
         .build()
         .unwrap_err();
     assert_eq!(e, RuntimeError::DuplicateTool("t".into()));

@@ -1,18 +1,16 @@
 //! An error no marker recognises is permanent by default; an operator can
 //! make the default transient.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::{FailureClass, Policy, TaskStatus};
 use mcp_tasks_runtime::ToolFailure;
+use support::*;
 
 fn widget() -> std::sync::Arc<FnTool> {
-    FnTool::new("widget", |_ctx| async move {
-        Err::<serde_json::Value, _>(ToolFailure::new("widget subsystem returned E_BADSTATE"))
-    })
+    failing("widget", ToolFailure::new("widget subsystem returned E_BADSTATE"))
 }
 
 #[tokio::test]
@@ -20,8 +18,7 @@ async fn unknown_errors_are_permanent_by_default() {
     let clock = clock();
     let rt = builder(memory(), &clock).tool(widget()).build().unwrap();
     let id = create(&rt, "widget").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!((r.status, r.attempt), (TaskStatus::Failed, 1));
 }
@@ -33,16 +30,13 @@ async fn the_default_class_is_configurable() {
     policy.classifier.default_class = FailureClass::Transient;
     let rt = builder(memory(), &clock).policy(policy).tool(widget()).build().unwrap();
     let id = create(&rt, "widget").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!((r.status, r.attempt), (TaskStatus::Working, 2), "retried as transient");
     clock.advance(Duration::from_secs(60));
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     clock.advance(Duration::from_secs(60));
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!((r.status, r.attempt), (TaskStatus::Failed, 3), "poison after the ceiling");
 }

@@ -1,22 +1,21 @@
 //! Expiry deletes a terminal task after its retention and releases its
 //! idempotency key.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_runtime::{CreateTask, RuntimeError};
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn expiry_deletes_and_releases_the_idempotency_key() {
     let clock = clock();
-    let rt = builder(memory(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({"v": 1})) })).build().unwrap();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({"v": 1}))).build().unwrap();
     let req = |args| CreateTask { idempotency_key: Some("key".into()), ..CreateTask::new("t", args) };
     let id = rt.create_task(req(json!({"a": 1}))).await.unwrap().record.id;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     assert!(matches!(rt.create_task(req(json!({"a": 2}))).await, Err(RuntimeError::IdempotencyConflict { .. })));
 
     clock.advance(Duration::from_millis(3_599_999));

@@ -1,13 +1,13 @@
 //! A task runs to `completed`, with its result, retention and hints.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::{CreateTask, ToolSpec};
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn a_task_completes_with_its_result() {
@@ -25,13 +25,12 @@ async fn a_task_completes_with_its_result() {
     assert_eq!(view.orphan_window_ms, 900_000);
 
     clock.advance(Duration::from_secs(5));
-    assert_eq!(rt.run_due_once().await.unwrap(), 1);
-    idle(&rt).await;
+    assert_eq!(run_settled(&rt).await, 1);
 
     let done = rt.get_task(&view.record.id, None).await.unwrap();
     assert_eq!(done.record.status, TaskStatus::Completed);
     assert_eq!(done.record.result, Some(json!({"echo": 42, "attempt": 1})));
-    assert_eq!(done.record.terminal_at, Some(common::T0.plus(Duration::from_secs(5))));
+    assert_eq!(done.record.terminal_at, Some(support::T0.plus(Duration::from_secs(5))));
     assert_eq!(done.record.lease, None);
     assert_eq!(done.ttl_ms, 3_605_000, "terminal: terminal_at + retention − created_at");
     assert_eq!(tool.runs(), 1);

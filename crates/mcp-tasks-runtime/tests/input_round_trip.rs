@@ -1,14 +1,14 @@
 //! Durable input: a handler asks, the task shows `input_required` with the
 //! pending requests, an answer wakes the handler, the task completes.
 
-mod common;
+mod support;
 
 use std::collections::BTreeMap;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use serde_json::json;
+use support::*;
 use tokio::sync::mpsc;
 
 fn ask(key: &str) -> BTreeMap<String, serde_json::Value> {

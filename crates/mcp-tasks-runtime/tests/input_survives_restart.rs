@@ -1,25 +1,26 @@
 //! Input answers are durable: after a restart (a new runtime on the same
 //! SQLite file) the re-run handler gets the stored answer without asking again.
 
-mod common;
+mod support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
-use mcp_tasks_runtime::{ToolFailure, TriageScope};
+use mcp_tasks_runtime::{TaskContext, ToolFailure, TriageScope};
 use serde_json::json;
+use support::*;
 use tokio::sync::mpsc;
 
-fn ask_name() -> BTreeMap<String, serde_json::Value> {
-    BTreeMap::from([("name".to_owned(), json!({"method": "elicitation/create", "params": {"message": "Your name?"}}))])
+/// Asks for the user's name; returns the answers.
+async fn ask_name(ctx: &TaskContext) -> Result<BTreeMap<String, serde_json::Value>, ToolFailure> {
+    let request = json!({"method": "elicitation/create", "params": {"message": "Your name?"}});
+    ctx.request_input(BTreeMap::from([("name".to_owned(), request)])).await.map_err(|e| ToolFailure::permanent(e.to_string()))
 }
 
 #[tokio::test]
 async fn answers_survive_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tasks.db");
+    let (_dir, path) = sqlite_file();
     let clock = clock();
 
     // First life: the handler asks, gets the answer, then "crashes" (hangs,
@@ -30,8 +31,7 @@ async fn answers_survive_a_restart() {
         .tool(FnTool::new("greet", move |ctx| {
             let (got_tx, g) = (got_tx.clone(), g.clone());
             async move {
-                let answers = ctx.request_input(ask_name()).await.map_err(|e| ToolFailure::permanent(e.to_string()))?;
-                let _ = got_tx.send(answers);
+                let _ = got_tx.send(ask_name(&ctx).await?);
                 g.pass_stubbornly(&ctx).await;
                 Ok(json!({}))
             }
@@ -55,7 +55,7 @@ async fn answers_survive_a_restart() {
         .tool(FnTool::new("greet", move |ctx| {
             let asked_tx = asked_tx.clone();
             async move {
-                let answers = ctx.request_input(ask_name()).await.map_err(|e| ToolFailure::permanent(e.to_string()))?;
+                let answers = ask_name(&ctx).await?;
                 let _ = asked_tx.send(());
                 Ok(json!({"hello": answers["name"]["content"]["name"], "attempt": ctx.attempt()}))
             }
@@ -64,8 +64,7 @@ async fn answers_survive_a_restart() {
         .unwrap();
     let report = second.triage_once(TriageScope::AllLeases).await.unwrap();
     assert_eq!(report.resumed, 1);
-    assert_eq!(second.run_due_once().await.unwrap(), 1);
-    idle(&second).await; // would hang (and time out) if it asked again
+    assert_eq!(run_settled(&second).await, 1); // would hang (and time out) if it asked again
     asked.recv().await.unwrap();
     let done = second.get_task(&id, None).await.unwrap().record;
     assert_eq!(done.status, TaskStatus::Completed);

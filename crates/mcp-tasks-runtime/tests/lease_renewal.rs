@@ -3,18 +3,34 @@
 //! cancels its token; a lease taken over elsewhere stops it, and its result
 //! is discarded.
 
-mod common;
+mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
-use mcp_tasks_core::{Clock, Policy, TaskStatus};
-use mcp_tasks_runtime::{ToolFailure, TriageScope};
-use serde_json::json;
+use mcp_tasks_core::{Clock, ManualClock, Policy, TaskStatus};
+use mcp_tasks_runtime::{RuntimeBuilder, ToolFailure, TriageScope};
+use mcp_tasks_store::TaskStore;
+use serde_json::{Value, json};
+use support::*;
 use tokio::sync::mpsc;
 
-fn short_lease() -> Policy {
-    Policy { lease_duration: Duration::from_millis(150), ..Policy::default() }
+/// A runtime on `store` with a 150 ms lease (renewed every 50 ms of real time).
+fn short_lease(store: &Arc<dyn TaskStore>, clock: &ManualClock) -> RuntimeBuilder {
+    builder(store.clone(), clock).policy(Policy { lease_duration: Duration::from_millis(150), ..Policy::default() })
+}
+
+/// A tool whose handler waits for its cancellation token, reports it on
+/// `seen`, then ends with `outcome`.
+fn stops_when_cancelled(seen: mpsc::UnboundedSender<()>, outcome: Result<Value, ToolFailure>) -> Arc<FnTool> {
+    FnTool::new("t", move |ctx| {
+        let (seen, outcome) = (seen.clone(), outcome.clone());
+        async move {
+            ctx.cancellation().cancelled().await;
+            let _ = seen.send(());
+            outcome
+        }
+    })
 }
 
 #[tokio::test]
@@ -22,19 +38,8 @@ async fn renewal_extends_the_lease_and_carries_a_remote_cancel() {
     let clock = clock();
     let store = memory();
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
-    let worker = builder(store.clone(), &clock)
-        .policy(short_lease())
-        .tool(FnTool::new("t", move |ctx| {
-            let seen_tx = seen_tx.clone();
-            async move {
-                ctx.cancellation().cancelled().await;
-                let _ = seen_tx.send(());
-                Err::<serde_json::Value, _>(ToolFailure::permanent("stopped"))
-            }
-        }))
-        .build()
-        .unwrap();
-    let front = builder(store.clone(), &clock).policy(short_lease()).build().unwrap(); // another instance
+    let worker = short_lease(&store, &clock).tool(stops_when_cancelled(seen_tx, Err(ToolFailure::permanent("stopped")))).build().unwrap();
+    let front = short_lease(&store, &clock).build().unwrap(); // another instance
     let id = create(&worker, "t").await;
     worker.run_due_once().await.unwrap();
 
@@ -44,7 +49,7 @@ async fn renewal_extends_the_lease_and_carries_a_remote_cancel() {
     eventually("the lease is renewed", || {
         let store = store.clone();
         let id = id.clone();
-        async move { store.get(&id).await.unwrap().unwrap().lease.is_some_and(|l| l.expires_at > renewed_at) }
+        async move { stored(&store, &id).await.lease.is_some_and(|l| l.expires_at > renewed_at) }
     })
     .await;
 
@@ -60,30 +65,15 @@ async fn a_lost_renewal_stops_the_handler() {
     let clock = clock();
     let store = memory();
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
-    let worker = builder(store.clone(), &clock)
-        .policy(short_lease())
-        .tool(FnTool::new("t", move |ctx| {
-            let seen_tx = seen_tx.clone();
-            async move {
-                ctx.cancellation().cancelled().await;
-                let _ = seen_tx.send(());
-                Ok(json!({"by": "worker"}))
-            }
-        }))
-        .build()
-        .unwrap();
-    let other = builder(store.clone(), &clock)
-        .policy(short_lease())
-        .tool(FnTool::new("t", |_ctx| async move { Ok(json!({"by": "other"})) }))
-        .build()
-        .unwrap();
+    let worker = short_lease(&store, &clock).tool(stops_when_cancelled(seen_tx, Ok(json!({"by": "worker"})))).build().unwrap();
+    let other = short_lease(&store, &clock).tool(returning("t", json!({"by": "other"}))).build().unwrap();
     let id = create(&worker, "t").await;
     worker.run_due_once().await.unwrap();
     // Take the task over before the worker's first renewal (50 ms of real time) lands.
     clock.advance(Duration::from_millis(150));
     assert_eq!(other.triage_once(TriageScope::ExpiredLeases).await.unwrap().resumed, 1);
-    let taken = store.get(&id).await.unwrap().unwrap();
+    let taken = stored(&store, &id).await;
     tokio::time::timeout(Duration::from_secs(10), seen.recv()).await.expect("the lost renewal cancels the token");
     idle(&worker).await;
-    assert_eq!(store.get(&id).await.unwrap().unwrap(), taken, "the stopped handler wrote nothing");
+    assert_eq!(stored(&store, &id).await, taken, "the stopped handler wrote nothing");
 }

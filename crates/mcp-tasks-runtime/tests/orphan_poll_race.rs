@@ -1,17 +1,17 @@
 //! A poll that lands after the orphan sweep read its candidates makes the
 //! cancel lose its guard: the task stays live.
 
-mod common;
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use common::*;
 use mcp_tasks_core::{Clock, ManualClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::*;
 use serde_json::json;
+use support::*;
 
 /// A real store that records a poll right after an orphan sweep reads,
 /// as a client would if its `tasks/get` landed at that instant.
@@ -52,7 +52,7 @@ impl TaskStore for PollDuringSweep {
 async fn a_poll_after_the_sweep_read_makes_the_orphan_cancel_lose() {
     let clock = clock();
     let store = Arc::new(PollDuringSweep { inner: MemoryStore::new(), clock: clock.clone(), target: Default::default() });
-    let rt = builder(store.clone(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let rt = builder(store.clone(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let raced = create(&rt, "t").await;
     let abandoned = create(&rt, "t").await;
     clock.advance(Duration::from_secs(900));

@@ -2,18 +2,18 @@
 //! is cancelled, one polled a millisecond later is not. Buffered polls are
 //! flushed before the sweep reads.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn orphan_cancel_is_inclusive_at_exactly_the_window() {
     let clock = clock();
-    let rt = builder(memory(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let silent = create(&rt, "t").await;
     clock.advance(Duration::from_millis(1));
     let polled = create(&rt, "t").await;
@@ -37,14 +37,14 @@ async fn a_fresh_runtime_does_not_read_lost_polls_as_abandonment() {
     let store = memory();
     let mut policy = mcp_tasks_core::Policy::default();
     policy.retention.max_execution = Duration::from_secs(7200); // keep the deadline out of the way
-    let first = builder(store.clone(), &clock).policy(policy.clone()).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let first = builder(store.clone(), &clock).policy(policy.clone()).tool(returning("t", json!({}))).build().unwrap();
     let id = create(&first, "t").await;
     clock.advance(Duration::from_secs(800));
     first.get_task(&id, None).await.unwrap(); // lost: the process "dies" before flushing
     drop(first);
 
     clock.advance(Duration::from_secs(200)); // 1000 s since creation, 200 s since the lost poll
-    let second = builder(store, &clock).policy(policy).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let second = builder(store, &clock).policy(policy).tool(returning("t", json!({}))).build().unwrap();
     assert_eq!(second.reap_once().await.unwrap().orphaned, 0, "silence is measured from this runtime's start");
     clock.advance(Duration::from_secs(899));
     assert_eq!(second.reap_once().await.unwrap().orphaned, 0);

@@ -1,18 +1,18 @@
 //! Another principal's task is indistinguishable from a missing one.
 
-mod common;
+mod support;
 
 use std::collections::BTreeMap;
 
-use common::*;
 use mcp_tasks_core::{TaskId, TaskStatus};
 use mcp_tasks_runtime::{CreateTask, RuntimeError};
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn another_principal_gets_task_not_found() {
     let clock = clock();
-    let rt = builder(memory(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let req = CreateTask { principal: Some("alice".into()), ..CreateTask::new("t", json!({})) };
     let id = rt.create_task(req).await.unwrap().record.id;
 

@@ -1,22 +1,19 @@
 //! A permanent failure fails the task at once, without a dead letter.
 
-mod common;
+mod support;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use mcp_tasks_store::DeadLetterQuery;
+use support::*;
 
 #[tokio::test]
 async fn permanent_failure_fails_at_once() {
     let clock = clock();
-    let tool = FnTool::new("strict", |_ctx| async move {
-        Err::<serde_json::Value, _>(ToolFailure::new("invalid arguments: 'limit' must be an integer"))
-    });
+    let tool = failing("strict", ToolFailure::new("invalid arguments: 'limit' must be an integer"));
     let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
     let id = create(&rt, "strict").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!((r.status, r.attempt), (TaskStatus::Failed, 1));
     let e = r.error.unwrap();
@@ -29,13 +26,10 @@ async fn permanent_failure_fails_at_once() {
 #[tokio::test]
 async fn a_tool_that_knows_its_failure_is_permanent_overrides_markers() {
     let clock = clock();
-    let tool = FnTool::new("knows", |_ctx| async move {
-        Err::<serde_json::Value, _>(ToolFailure::permanent("connection refused: the account is closed"))
-    });
+    let tool = failing("knows", ToolFailure::permanent("connection refused: the account is closed"));
     let rt = builder(memory(), &clock).tool(tool).build().unwrap();
     let id = create(&rt, "knows").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     assert_eq!(status(&rt, &id).await, TaskStatus::Failed);
 }
 
@@ -50,8 +44,7 @@ async fn a_protocol_error_is_written_verbatim() {
     });
     let rt = builder(memory(), &clock).tool(tool).build().unwrap();
     let id = create(&rt, "proto").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(r.status, TaskStatus::Failed);
     assert_eq!(r.error, Some(expected));
@@ -68,8 +61,7 @@ async fn a_panicking_tool_fails_its_task_instead_of_leaking_the_lease() {
     });
     let rt = builder(memory(), &clock).tool(tool).build().unwrap();
     let id = create(&rt, "panics").await;
-    rt.run_due_once().await.unwrap();
-    idle(&rt).await;
+    run_settled(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(r.status, TaskStatus::Failed);
     assert!(r.error.unwrap().message.contains("panicked"));

@@ -1,29 +1,26 @@
 //! Three transient failures make a task poison: failed and dead-lettered in
 //! one write. Requeueing gives a fresh task with a fresh attempt budget.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use mcp_tasks_store::{DeadLetterQuery, PurgeQuery};
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn poison_is_failed_dead_lettered_and_requeued_with_a_fresh_budget() {
     let clock = clock();
-    let tool = FnTool::new("doomed", |_ctx| async move {
-        Err::<serde_json::Value, _>(ToolFailure::new("connection reset by peer"))
-    });
+    let tool = failing("doomed", ToolFailure::new("connection reset by peer"));
     let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
     let id = rt.create_task(mcp_tasks_runtime::CreateTask::new("doomed", json!({"n": 1}))).await.unwrap().record.id;
 
     for attempt in 1..=3 {
         clock.advance(Duration::from_secs(60)); // past any backoff
-        assert_eq!(rt.run_due_once().await.unwrap(), 1, "attempt {attempt} runs");
-        idle(&rt).await;
+        assert_eq!(run_settled(&rt).await, 1, "attempt {attempt} runs");
     }
     let failed = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(failed.status, TaskStatus::Failed);
@@ -51,8 +48,7 @@ async fn poison_is_failed_dead_lettered_and_requeued_with_a_fresh_budget() {
     let again = rt.dead_letters().requeue(&id).await.unwrap_err();
     assert!(again.to_string().contains("already requeued"), "{again}");
 
-    assert_eq!(rt.run_due_once().await.unwrap(), 1, "the requeued task runs");
-    idle(&rt).await;
+    assert_eq!(run_settled(&rt).await, 1, "the requeued task runs");
     assert_eq!(rt.get_task(&fresh.id, None).await.unwrap().record.attempt, 2, "fresh budget: retried again");
 
     let purged = rt.dead_letters().purge(PurgeQuery { task_ids: Some(vec![id.clone()]), ..Default::default() }).await.unwrap();

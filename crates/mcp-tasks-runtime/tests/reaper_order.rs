@@ -1,18 +1,18 @@
 //! The reaper runs timeouts before orphans: a task both past its deadline
 //! and unpolled ends failed (timeout), not cancelled.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn a_task_past_deadline_and_unpolled_times_out() {
     let clock = clock();
-    let rt = builder(memory(), &clock).tool(FnTool::new("t", |_c| async move { Ok(json!({})) })).build().unwrap();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let id = create(&rt, "t").await;
     // Past both the 900 s orphan window and the 1800 s deadline.
     clock.advance(Duration::from_secs(1800));

@@ -3,15 +3,15 @@
 //! poison and dead-lettered; not re-runnable → failed, saying so; else
 //! resumed as the next attempt.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::{Clock, TaskStatus};
 use mcp_tasks_runtime::{CreateTask, ToolFailure, ToolSpec, TriageReport, TriageScope};
 use mcp_tasks_store::DeadLetterQuery;
 use serde_json::json;
+use support::*;
 
 /// Fails transiently while `fail_until` > attempt, then hangs (the process "dies" there).
 fn hanging_tools(g: Gate) -> (std::sync::Arc<FnTool>, std::sync::Arc<FnTool>) {
@@ -26,22 +26,20 @@ fn hanging_tools(g: Gate) -> (std::sync::Arc<FnTool>, std::sync::Arc<FnTool>) {
             Ok(json!({}))
         }
     });
+    let once = held_with_spec(once_spec(), &g2, json!({}));
+    (rerun, once)
+}
+
+/// A tool that must not run twice.
+fn once_spec() -> ToolSpec {
     let mut spec = ToolSpec::new("once", "charges a card");
     spec.rerunnable = false;
-    let once = FnTool::with_spec(spec, move |ctx| {
-        let g = g2.clone();
-        async move {
-            g.pass_stubbornly(&ctx).await;
-            Ok(json!({}))
-        }
-    });
-    (rerun, once)
+    spec
 }
 
 #[tokio::test]
 async fn restart_triage_settles_every_leased_task() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tasks.db");
+    let (_dir, path) = sqlite_file();
     let clock = clock();
     let (g, mut gate) = gate();
     let (rerun, once) = hanging_tools(g);
@@ -62,23 +60,18 @@ async fn restart_triage_settles_every_leased_task() {
         }
         clock.advance(Duration::from_secs(5)); // past any backoff
     }
-    let r = dead.store().get(&exhausted).await.unwrap().unwrap();
+    let r = stored(dead.store(), &exhausted).await;
     assert_eq!((r.attempt, r.max_attempts), (3, 3));
     drop(dead); // the process "dies"; its leases stay in the file
 
     clock.set(T0.plus(Duration::from_secs(1800))); // `overdue` is at its deadline, the rest are not
     let rerun2 = FnTool::new("rerun", |ctx| async move { Ok(json!({"attempt": ctx.attempt()})) });
-    let mut spec = ToolSpec::new("once", "charges a card");
-    spec.rerunnable = false;
-    let once2 = FnTool::with_spec(spec, |_ctx| async move { Ok(json!({})) });
+    let once2 = FnTool::with_spec(once_spec(), |_ctx| async move { Ok(json!({})) });
     let restarted = builder(sqlite(&path), &clock).single_node(true).tool(rerun2.clone()).tool(once2).build().unwrap();
     let report = restarted.triage_once(TriageScope::AllLeases).await.unwrap();
     assert_eq!(report, TriageReport { resumed: 1, failed: 2, poisoned: 1, cancelled: 0 });
 
-    let get = |id| {
-        let store = restarted.store().clone();
-        async move { store.get(id).await.unwrap().unwrap() }
-    };
+    let get = |id| stored(restarted.store(), id);
     let r = get(&overdue).await;
     assert_eq!(r.status, TaskStatus::Failed);
     assert_eq!(r.error.unwrap().data.unwrap()["reason"], "timeout");
@@ -96,8 +89,7 @@ async fn restart_triage_settles_every_leased_task() {
 
     let r = get(&resumable).await;
     assert_eq!((r.status, r.attempt, r.lease.clone(), r.run_at), (TaskStatus::Working, 2, None, Some(clock.now())));
-    assert_eq!(restarted.run_due_once().await.unwrap(), 1);
-    idle(&restarted).await;
+    assert_eq!(run_settled(&restarted).await, 1);
     let r = get(&resumable).await;
     assert_eq!((r.status, r.result), (TaskStatus::Completed, Some(json!({"attempt": 2}))));
     assert_eq!(rerun2.runs(), 1);

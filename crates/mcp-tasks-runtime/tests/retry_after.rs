@@ -1,13 +1,13 @@
 //! A tool's retry-after re-runs it later without consuming an attempt.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn retry_after_does_not_consume_an_attempt() {
@@ -24,8 +24,7 @@ async fn retry_after_does_not_consume_an_attempt() {
     let id = create(&rt, "snoozer").await;
 
     for round in 0..2 {
-        assert_eq!(rt.run_due_once().await.unwrap(), 1);
-        idle(&rt).await;
+        assert_eq!(run_settled(&rt).await, 1);
         let r = rt.get_task(&id, None).await.unwrap().record;
         assert_eq!((r.status, r.attempt), (TaskStatus::Working, 1), "round {round}");
         assert_eq!(r.run_at, Some(clock_now(&clock).plus(Duration::from_secs(5))));
@@ -33,8 +32,7 @@ async fn retry_after_does_not_consume_an_attempt() {
         assert_eq!(rt.run_due_once().await.unwrap(), 0, "not before the requested delay");
         clock.advance(Duration::from_millis(1));
     }
-    assert_eq!(rt.run_due_once().await.unwrap(), 1);
-    idle(&rt).await;
+    assert_eq!(run_settled(&rt).await, 1);
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(r.status, TaskStatus::Completed);
     assert_eq!(r.result, Some(json!({"attempt": 1})));

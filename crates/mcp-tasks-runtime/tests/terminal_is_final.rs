@@ -2,16 +2,16 @@
 //! clock jumps, sweeps, triage by another instance and shutdown, a task once
 //! terminal never changes again (it may only be deleted by expiry).
 
-mod common;
+mod support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::{TaskId, TaskRecord};
 use mcp_tasks_runtime::{CreateTask, Runtime, ToolFailure, TriageScope};
 use proptest::prelude::*;
 use serde_json::json;
+use support::*;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -45,8 +45,8 @@ const TOOLS: [&str; 5] = ["ok", "transient", "permanent", "ask", "slow"];
 fn runtime(store: std::sync::Arc<dyn mcp_tasks_store::TaskStore>, clock: &mcp_tasks_core::ManualClock) -> Runtime {
     builder(store, clock)
         .tool(FnTool::new("ok", |ctx| async move { Ok(json!({"attempt": ctx.attempt()})) }))
-        .tool(FnTool::new("transient", |_c| async move { Err::<serde_json::Value, _>(ToolFailure::new("service unavailable")) }))
-        .tool(FnTool::new("permanent", |_c| async move { Err::<serde_json::Value, _>(ToolFailure::new("invalid input")) }))
+        .tool(failing("transient", ToolFailure::new("service unavailable")))
+        .tool(failing("permanent", ToolFailure::new("invalid input")))
         .tool(FnTool::new("ask", |ctx| async move {
             let answers = ctx
                 .request_input(BTreeMap::from([("q".to_owned(), json!({"method": "elicitation/create"}))]))

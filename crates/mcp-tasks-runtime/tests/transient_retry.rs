@@ -1,14 +1,14 @@
 //! A transient failure is retried after a jittered backoff, the task stays
 //! `working` with a status message, and the attempt is counted.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use serde_json::json;
+use support::*;
 
 #[tokio::test]
 async fn transient_failure_is_retried_then_completes() {
@@ -19,8 +19,7 @@ async fn transient_failure_is_retried_then_completes() {
     let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
     let id = create(&rt, "flaky").await;
 
-    assert_eq!(rt.run_due_once().await.unwrap(), 1);
-    idle(&rt).await;
+    assert_eq!(run_settled(&rt).await, 1);
     let waiting = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(waiting.status, TaskStatus::Working);
     assert_eq!(waiting.attempt, 2);
@@ -36,8 +35,7 @@ async fn transient_failure_is_retried_then_completes() {
         assert_eq!(rt.run_due_once().await.unwrap(), 0, "not due before its backoff");
     }
     clock.set(run_at);
-    assert_eq!(rt.run_due_once().await.unwrap(), 1);
-    idle(&rt).await;
+    assert_eq!(run_settled(&rt).await, 1);
     let done = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(done.status, TaskStatus::Completed);
     assert_eq!(done.result, Some(json!({"attempt": 2})));

@@ -1,5 +1,6 @@
-//! Shared test support: a manual clock, tools built from closures, and a
-//! gate a test opens to let a handler finish.
+//! Shared test support: a manual clock, tools built from closures (and the
+//! few kinds every test file wants), a gate a test opens to let a handler
+//! finish, and short forms of the runtime steps tests repeat.
 #![allow(dead_code, unreachable_pub)]
 
 use std::future::Future;
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_tasks_core::{ManualClock, Policy, TaskId, TaskStatus, Timestamp};
+use mcp_tasks_core::{ManualClock, Policy, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_runtime::{CreateTask, Runtime, RuntimeBuilder, TaskContext, TaskTool, ToolFailure, ToolSpec};
 use mcp_tasks_store::{MemoryStore, TaskStore};
 use serde_json::Value;
@@ -100,6 +101,40 @@ impl Gate {
     }
 }
 
+/// A tool whose handler reports at `gate`, ignores cancellation, and
+/// returns `result` only when the gate opens: a stalled or dying executor.
+pub fn held(name: &str, gate: &Gate, result: Value) -> Arc<FnTool> {
+    held_with_spec(ToolSpec::new(name, format!("test tool {name}")), gate, result)
+}
+
+/// [`held`] with a spec of the test's choosing.
+pub fn held_with_spec(spec: ToolSpec, gate: &Gate, result: Value) -> Arc<FnTool> {
+    let gate = gate.clone();
+    FnTool::with_spec(spec, move |ctx| {
+        let (gate, result) = (gate.clone(), result.clone());
+        async move {
+            gate.pass_stubbornly(&ctx).await;
+            Ok(result)
+        }
+    })
+}
+
+/// A tool that succeeds at once with `result`.
+pub fn returning(name: &str, result: Value) -> Arc<FnTool> {
+    FnTool::new(name, move |_ctx| {
+        let result = result.clone();
+        async move { Ok(result) }
+    })
+}
+
+/// A tool that fails every run with `failure`.
+pub fn failing(name: &str, failure: ToolFailure) -> Arc<FnTool> {
+    FnTool::new(name, move |_ctx| {
+        let failure = failure.clone();
+        async move { Err(failure) }
+    })
+}
+
 impl GateControl {
     /// Waits (bounded) until a handler reaches the gate.
     pub async fn arrived(&mut self) -> TaskId {
@@ -133,6 +168,38 @@ pub async fn create(rt: &Runtime, tool: &str) -> TaskId {
     rt.create_task(CreateTask::new(tool, serde_json::json!({}))).await.expect("create").record.id
 }
 
+/// Creates a task of `tool`, has `rt` claim it, and waits until its
+/// handler is at the gate.
+pub async fn claim_and_hold(rt: &Runtime, gate: &mut GateControl, tool: &str) -> TaskId {
+    let id = create(rt, tool).await;
+    rt.run_due_once().await.unwrap();
+    gate.arrived().await;
+    id
+}
+
+/// A runtime on `store` whose one task (of tool `t`) is claimed and whose
+/// handler is stuck at the returned gate, ignoring cancellation; opening
+/// the gate makes it return `result`: an executor that stalled or died.
+pub async fn stalled(store: &Arc<dyn TaskStore>, clock: &ManualClock, result: Value) -> (Runtime, GateControl, TaskId) {
+    let (g, mut gate) = gate();
+    let rt = builder(store.clone(), clock).tool(held("t", &g, result)).build().unwrap();
+    let id = claim_and_hold(&rt, &mut gate, "t").await;
+    (rt, gate, id)
+}
+
+/// Runs what is due and waits until those handlers are settled; returns
+/// how many tasks were claimed.
+pub async fn run_settled(rt: &Runtime) -> usize {
+    let claimed = rt.run_due_once().await.unwrap();
+    idle(rt).await;
+    claimed
+}
+
+/// The stored record of `id` (read straight from the store: no poll is recorded).
+pub async fn stored(store: &Arc<dyn TaskStore>, id: &TaskId) -> TaskRecord {
+    store.get(id).await.unwrap().expect("task exists")
+}
+
 /// Waits (bounded) until every handler in `rt` has returned and been settled.
 pub async fn idle(rt: &Runtime) {
     tokio::time::timeout(Duration::from_secs(10), rt.idle()).await.expect("handlers should finish");
@@ -145,6 +212,14 @@ pub async fn status(rt: &Runtime, id: &TaskId) -> TaskStatus {
 /// Opens (creating) the SQLite store at `path`.
 pub fn sqlite(path: &std::path::Path) -> Arc<dyn TaskStore> {
     Arc::new(mcp_tasks_sqlite::SqliteStore::open(path).expect("open sqlite store"))
+}
+
+/// A path for a SQLite file in a fresh temporary directory, which lives as
+/// long as the returned guard.
+pub fn sqlite_file() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.db");
+    (dir, path)
 }
 
 /// Re-checks `check` until it holds (bounded): for effects of a handler that
