@@ -151,6 +151,18 @@ pub enum PollCellPolicy {
         #[serde(serialize_with = "whole_as_int")]
         hint_ms: f64,
     },
+    /// A client that lets the server set its regime (E5): the same scheduler
+    /// with the advertised hint as its first and largest delay (jittered as
+    /// usual), still taking the hint as a floor and capping its delays under
+    /// the advertised orphan window.
+    HintPaced {
+        /// The server's `pollIntervalMs` for this duration.
+        #[serde(serialize_with = "whole_as_int")]
+        hint_ms: f64,
+        /// The orphan window the server advertised, ms.
+        #[serde(serialize_with = "whole_as_int")]
+        orphan_window_ms: f64,
+    },
 }
 
 impl PollCellPolicy {
@@ -159,7 +171,8 @@ impl PollCellPolicy {
         match self {
             PollCellPolicy::Fixed { interval_ms } => format!("fixed {} ms", short(*interval_ms)),
             PollCellPolicy::Adaptive { max_ms } => format!("adaptive, max {} s", short(max_ms / 1000.0)),
-            PollCellPolicy::Hinted { max_ms, .. } => format!("hinted, max {} s", short(max_ms / 1000.0)),
+            PollCellPolicy::Hinted { max_ms, .. } => format!("hint as floor, max {} s", short(max_ms / 1000.0)),
+            PollCellPolicy::HintPaced { .. } => "hint-paced (server sets pace)".to_string(),
         }
     }
 }
@@ -215,36 +228,55 @@ pub fn scheduler(max_ms: f64, seed: u64) -> PollScheduler<PyRandom> {
     PollScheduler::new(PollPolicy { max_ms, ..PollPolicy::default() }, PyRandom::new(seed))
 }
 
+/// The scheduler of a hint-paced client: the project's default poll policy
+/// with the server's hint as its first and largest delay, capped under the
+/// advertised orphan window, seeded like `random.Random(seed)`.
+pub fn hint_paced_scheduler(hint_ms: f64, orphan_window_ms: f64, seed: u64) -> PollScheduler<PyRandom> {
+    let policy = PollPolicy { initial_ms: hint_ms, max_ms: hint_ms, ..PollPolicy::default() };
+    let mut s = PollScheduler::new(policy, PyRandom::new(seed));
+    s.set_orphan_window_ms(Some(orphan_window_ms));
+    s
+}
+
+/// The runs of a scheduled client, seeds outer and phases inner: `client`
+/// gives a fresh scheduler for a seed and the hint it is handed on every poll.
+fn scheduled_runs(
+    d: f64,
+    phases: &[f64],
+    seeds: u32,
+    progress: &dyn Progress,
+    client: impl Fn(u64) -> (PollScheduler<PyRandom>, Option<f64>),
+) -> Vec<(u64, f64)> {
+    let mut runs = Vec::new();
+    for seed in 0..u64::from(seeds) {
+        for phase in phases {
+            let (mut s, hint) = client(seed);
+            runs.push(run_once(d * phase, || s.next_delay_ms(hint) / 1000.0));
+        }
+        progress.advance(phases.len() as u64);
+    }
+    runs
+}
+
 /// Runs one cell of `policy` at nominal duration `d`.
 pub fn run_cell(d: f64, policy: PollCellPolicy, params: &E2Params, progress: &dyn Progress) -> E2Cell {
     let phases = params.phase_values();
-    let mut polls = Vec::new();
-    let mut stale = Vec::new();
-    let mut record = |(p, s): (u64, f64)| {
-        polls.push(p as f64);
-        stale.push(s);
-    };
-    match policy {
+    let runs = match policy {
         PollCellPolicy::Fixed { interval_ms } => {
-            for phase in &phases {
-                record(run_once(d * phase, || interval_ms / 1000.0));
-            }
+            let runs = phases.iter().map(|phase| run_once(d * phase, || interval_ms / 1000.0)).collect();
             progress.advance(phases.len() as u64);
+            runs
         }
-        PollCellPolicy::Adaptive { max_ms } | PollCellPolicy::Hinted { max_ms, .. } => {
-            let hint = match policy {
-                PollCellPolicy::Hinted { hint_ms, .. } => Some(hint_ms),
-                _ => None,
-            };
-            for seed in 0..u64::from(params.seeds) {
-                for phase in &phases {
-                    let mut s = scheduler(max_ms, seed);
-                    record(run_once(d * phase, || s.next_delay_ms(hint) / 1000.0));
-                }
-                progress.advance(phases.len() as u64);
-            }
+        PollCellPolicy::Adaptive { max_ms } => scheduled_runs(d, &phases, params.seeds, progress, |seed| (scheduler(max_ms, seed), None)),
+        PollCellPolicy::Hinted { max_ms, hint_ms } => {
+            scheduled_runs(d, &phases, params.seeds, progress, |seed| (scheduler(max_ms, seed), Some(hint_ms)))
         }
-    }
+        PollCellPolicy::HintPaced { hint_ms, orphan_window_ms } => scheduled_runs(d, &phases, params.seeds, progress, |seed| {
+            (hint_paced_scheduler(hint_ms, orphan_window_ms, seed), Some(hint_ms))
+        }),
+    };
+    let polls: Vec<f64> = runs.iter().map(|(p, _)| *p as f64).collect();
+    let stale: Vec<f64> = runs.iter().map(|(_, s)| *s).collect();
     let p50 = median(&stale);
     E2Cell {
         duration_s: d,
@@ -311,6 +343,7 @@ impl E2Result {
             title: "Table 2 — polls issued and staleness, by policy and task duration.".into(),
             header: vec![group, header],
             rows: Vec::new(),
+            notes: Vec::new(),
         };
         for policy in policies(&self.params) {
             let mut row = vec![policy.label()];
@@ -334,6 +367,7 @@ impl E2Result {
             title: "Table 3 — median staleness as a fraction of task duration.".into(),
             header: vec![header],
             rows: Vec::new(),
+            notes: Vec::new(),
         };
         let coarsest = self.params.fixed_ms.iter().cloned().reduce(f64::max);
         let rows = coarsest

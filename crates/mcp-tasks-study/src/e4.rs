@@ -240,7 +240,7 @@ impl E4Result {
     pub fn grid_table(&self, title: &str) -> Table {
         let mut header = vec!["client max backoff".to_string()];
         header.extend(self.params.orphan_window_s.iter().map(|w| format!("orphan window {} s", short(*w))));
-        let mut t = Table { title: title.into(), header: vec![header], rows: Vec::new() };
+        let mut t = Table { title: title.into(), header: vec![header], rows: Vec::new(), notes: Vec::new() };
         for &m in &self.params.max_backoff_ms {
             let mut row = vec![format!("{} s", short(m / 1000.0))];
             for &w in &self.params.orphan_window_s {

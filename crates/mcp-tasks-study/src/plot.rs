@@ -54,6 +54,7 @@ fn short_tag(p: PollCellPolicy) -> String {
         PollCellPolicy::Fixed { interval_ms } => format!("{} s", short(interval_ms / 1000.0)),
         PollCellPolicy::Adaptive { max_ms } => format!("≤{} s", short(max_ms / 1000.0)),
         PollCellPolicy::Hinted { max_ms, .. } => format!("hint, ≤{} s", short(max_ms / 1000.0)),
+        PollCellPolicy::HintPaced { hint_ms, .. } => format!("paced {} s", short(hint_ms / 1000.0)),
     }
 }
 
@@ -74,29 +75,60 @@ fn frontier_ranges(cells: &[&E2Cell]) -> (f64, f64, f64) {
     (min_polls / 1.5, max_polls * 1.5, max_ratio * 2.0)
 }
 
+/// Both axes of a frontier figure: polls and relative staleness, log.
+type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
+
+/// A frontier chart (polls against relative staleness, both log) titled
+/// `caption`, with axes that hold `cells`.
+fn frontier_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: &str,
+    caption_size: u32,
+    cells: &[&E2Cell],
+) -> Result<ChartContext<'a, SVGBackend<'b>, LogLog>, String> {
+    let (x0, x1, y1) = frontier_ranges(cells);
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, (FONT, caption_size))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(60)
+        .build_cartesian_2d((x0..x1).log_scale(), (STALE_FLOOR_PCT * 0.7..y1).log_scale())
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("polls per task (mean, log)")
+        .y_desc("median staleness, % of task duration (log)")
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|x| short_axis(*x))
+        .y_label_formatter(&|y| short_axis(*y))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// Draws the legend of `chart`'s labelled series in its upper right corner.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(chart: &mut ChartContext<'a, DB, CT>) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// A one-line key under a figure.
+fn footnote(area: &DrawingArea<SVGBackend<'_>, Shift>, text: &str) -> Result<(), String> {
+    area.draw(&Text::new(text.to_string(), (70, 4), (FONT, 13))).map_err(|e| e.to_string())
+}
+
 /// Figure 1: polls against relative staleness, one curve per duration.
 pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
     draw_svg(path, |full| {
         let (root, foot) = full.split_vertically(SIZE.1 - 28);
         let root = &root;
         let cells: Vec<&E2Cell> = r.cells.iter().collect();
-        let (x0, x1, y1) = frontier_ranges(&cells);
-        let mut chart = ChartBuilder::on(root)
-            .caption("E2: poll cost against staleness (relative to the task)", (FONT, 22))
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(60)
-            .build_cartesian_2d((x0..x1).log_scale(), (STALE_FLOOR_PCT * 0.7..y1).log_scale())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("polls per task (mean, log)")
-            .y_desc("median staleness, % of task duration (log)")
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|x| short_axis(*x))
-            .y_label_formatter(&|y| short_axis(*y))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let mut chart = frontier_chart(root, "E2: poll cost against staleness (relative to the task)", 22, &cells)?;
         for (i, &d) in r.params.durations_s.iter().enumerate() {
             let color = palette(i);
             let mut pts: Vec<(f64, f64, PollCellPolicy)> = r
@@ -125,19 +157,8 @@ pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
                 }))
                 .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        foot.draw(&Text::new(
-            "filled: fixed interval; open: adaptive backoff (label: its ceiling); never stale is drawn at 0.01 %",
-            (70, 4),
-            (FONT, 13),
-        ))
-        .map_err(|e| e.to_string())
+        legend(&mut chart)?;
+        footnote(&foot, "filled: fixed interval; open: adaptive backoff (label: its ceiling); never stale is drawn at 0.01 %")
     })
 }
 
@@ -187,13 +208,7 @@ pub fn e3_costs(r: &E3Result, path: &Path) -> Result<(), StudyError> {
                     .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
                     .map_err(|e| e.to_string())?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.9))
-                .draw()
-                .map_err(|e| e.to_string())?;
+            legend(&mut chart)?;
         }
         Ok(())
     })
@@ -255,34 +270,24 @@ pub fn survival(panels: &[(&E4Result, &str)], path: &Path) -> Result<(), StudyEr
 }
 
 /// Figure 4: E5(a), each adaptive client without and with the server's
-/// duration-aware hint, one colour per duration.
+/// duration-aware hint as a floor, and the hint-paced client, one colour per
+/// duration.
 pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
-    draw_svg(path, |root| {
+    draw_svg(path, |full| {
+        let (root, foot) = full.split_vertically(SIZE.1 - 28);
         let cells: Vec<&E2Cell> = r.frontier.iter().collect();
-        let (x0, x1, y1) = frontier_ranges(&cells);
-        let mut chart = ChartBuilder::on(root)
-            .caption("E5: the server's duration-aware hint, taken as a floor, against the same clients without it", (FONT, 19))
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(60)
-            .build_cartesian_2d((x0..x1).log_scale(), (STALE_FLOOR_PCT * 0.7..y1).log_scale())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("polls per task (mean, log)")
-            .y_desc("median staleness, % of task duration (log)")
-            .light_line_style(TRANSPARENT)
-            .x_label_formatter(&|x| short_axis(*x))
-            .y_label_formatter(&|y| short_axis(*y))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let caption = "E5: a client paced by the server's hint is in the same regime at every duration";
+        let mut chart = frontier_chart(&root, caption, 20, &cells)?;
+        let point = |c: &E2Cell| (c.polls_mean, stale_pct(c));
+        let mut paced = Vec::new();
         for (i, &d) in r.e2.durations_s.iter().enumerate() {
             let color = palette(i);
             let of = |hinted: bool| -> Vec<(f64, f64)> {
                 r.frontier
                     .iter()
                     .filter(|c| c.duration_s == d && matches!(c.policy, PollCellPolicy::Hinted { .. }) == hinted)
-                    .map(|c| (c.polls_mean, stale_pct(c)))
+                    .filter(|c| !matches!(c.policy, PollCellPolicy::HintPaced { .. }))
+                    .map(point)
                     .collect()
             };
             let (plain, hinted) = (of(false), of(true));
@@ -294,19 +299,36 @@ pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
             chart
                 .draw_series(plain.iter().map(|p| Circle::new(*p, 5, color.stroke_width(2))))
                 .map_err(|e| e.to_string())?
-                .label(format!("~{} s task: no hint (open) → hint (filled)", short(d)))
+                .label(format!("~{} s task (hint {} s)", short(d), short(r.hint_for(d) / 1000.0)))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
             chart
                 .draw_series(hinted.iter().map(|p| Circle::new(*p, 5, color.filled())))
                 .map_err(|e| e.to_string())?;
+            if let Some(c) = r.hint_paced(d) {
+                paced.push((point(c), color, c.policy));
+            }
         }
+        // The hint-paced points, joined across durations: the flatter the line, the more one regime.
         chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.9))
-            .draw()
-            .map_err(|e| e.to_string())
+            .draw_series(LineSeries::new(paced.iter().map(|p| p.0), BLACK.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label("hint-paced client (triangles), across durations")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        chart
+            .draw_series(paced.iter().map(|(p, color, _)| TriangleMarker::new(*p, 9, color.filled())))
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(paced.iter().enumerate().map(|(i, (p, color, policy))| {
+                // Stacked labels: the paced points nearly coincide by design.
+                let dy = -30 - 16 * i as i32;
+                EmptyElement::at(*p) + Text::new(short_tag(*policy), (10, dy), (FONT, 12).into_font().color(color))
+            }))
+            .map_err(|e| e.to_string())?;
+        legend(&mut chart)?;
+        footnote(
+            &foot,
+            "open circle: adaptive client; filled: the same client taking the hint as a floor; triangle: client paced by the hint",
+        )
     })
 }
 

@@ -12,12 +12,14 @@ pub struct Table {
     pub header: Vec<Vec<String>>,
     /// Body rows; every row has as many cells as the last header row.
     pub rows: Vec<Vec<String>>,
+    /// Footnotes printed under the rows (word-wrapped), e.g. how to read it.
+    pub notes: Vec<String>,
 }
 
 impl Table {
     /// A table with one header row.
     pub fn new(title: impl Into<String>, header: &[&str]) -> Self {
-        Table { title: title.into(), header: vec![cells(header)], rows: Vec::new() }
+        Table { title: title.into(), header: vec![cells(header)], rows: Vec::new(), notes: Vec::new() }
     }
 
     /// Adds a header row above the existing ones (a group row).
@@ -40,6 +42,9 @@ impl Table {
 fn cells(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
+
+/// Notes wrap at the table's width, but never narrower than this.
+const NOTE_MIN_WIDTH: usize = 72;
 
 impl fmt::Display for Table {
     /// Left-aligned first column, right-aligned numbers, two spaces between columns.
@@ -79,6 +84,11 @@ impl fmt::Display for Table {
         for r in &self.rows {
             line(f, r)?;
         }
+        for note in &self.notes {
+            for l in textwrap::wrap(note, total.max(NOTE_MIN_WIDTH)) {
+                writeln!(f, "{l}")?;
+            }
+        }
         Ok(())
     }
 }
@@ -115,5 +125,19 @@ mod tests {
         t.push(vec!["bbb".into(), "2".into()]);
         let s = t.to_string();
         assert_eq!(s, "T\nname   n\n--------\na     10\nbbb    2\n");
+    }
+
+    #[test]
+    fn notes_follow_the_rows_wrapped() {
+        let mut t = Table::new("T", &["a"]);
+        t.push(vec!["x".into()]);
+        let word = "word ".repeat(20);
+        t.notes.push(format!("Reading: {word}"));
+        let s = t.to_string();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(&lines[..4], ["T", "a", "-", "x"]);
+        assert!(lines[4].starts_with("Reading: word"), "{s}");
+        assert!(lines.len() > 5 && lines[4..].iter().all(|l| l.chars().count() <= NOTE_MIN_WIDTH), "{s}");
+        assert_eq!(lines[4..].join(" ").split_whitespace().count(), 21);
     }
 }

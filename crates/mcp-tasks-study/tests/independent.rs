@@ -81,6 +81,12 @@ impl Delays {
         Delays { mt: Mt::new(seed), current: 250.0, max, hint: None, cap: None }
     }
 
+    /// A client paced by the server: starts at the hint, never grows past
+    /// it, takes it as a floor, and stays under half the orphan window.
+    fn paced(seed: u32, hint: f64, window: f64) -> Self {
+        Delays { mt: Mt::new(seed), current: hint, max: hint, hint: Some(hint), cap: Some(window / 2.0) }
+    }
+
     fn next(&mut self) -> f64 {
         if let Some(h) = self.hint {
             self.current = self.current.max(h);
@@ -108,6 +114,32 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// One E2 run: poll until a poll lands at or after `dur`; (polls, staleness).
+fn simulate(mut delays: Delays, dur: f64) -> (f64, f64) {
+    let (mut t, mut n) = (0.0f64, 0u32);
+    while t < dur {
+        t += delays.next() / 1000.0;
+        n += 1;
+    }
+    (f64::from(n), t - dur)
+}
+
+/// Every run of a scheduled cell, seeds outer, phases inner: (mean polls, median staleness).
+fn simulate_cell(d: f64, seeds: u32, n_phases: u32, delays: impl Fn(u32) -> Delays) -> (f64, f64) {
+    let mut runs = Vec::new();
+    for seed in 0..seeds {
+        for ph in phases(n_phases) {
+            runs.push(simulate(delays(seed), d * ph));
+        }
+    }
+    (runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64, median(runs.iter().map(|r| r.1).collect()))
+}
+
+/// An E4 grid the paper never used, with these client ceilings.
+fn other_e4(max_backoff_ms: Vec<f64>) -> E4Params {
+    E4Params { max_backoff_ms, orphan_window_s: vec![600.0, 150.0, 90.0], task_duration_s: 2400.0, sweep_interval_s: 20.0, seed: 11 }
 }
 
 /// The model's phases for `n`: ±10 % in equal steps, 0.02 for the paper's 11.
@@ -146,25 +178,11 @@ fn e2_at_other_parameters_matches_the_model() {
             assert_eq!(c.stale_ratio, c.stale_p50_s / d);
         }
         for &max in &params.adaptive_max_ms {
-            let mut polls = Vec::new();
-            let mut stale = Vec::new();
-            for seed in 0..3 {
-                for ph in phases(5) {
-                    let dur = d * ph;
-                    let mut delays = Delays::new(seed, max);
-                    let (mut t, mut n) = (0.0f64, 0u32);
-                    while t < dur {
-                        t += delays.next() / 1000.0;
-                        n += 1;
-                    }
-                    polls.push(f64::from(n));
-                    stale.push(t - dur);
-                }
-            }
+            let (polls, stale) = simulate_cell(d, 3, 5, |seed| Delays::new(seed, max));
             let c = r.cell(d, PollCellPolicy::Adaptive { max_ms: max }).unwrap();
             assert_eq!(c.runs, 15);
-            assert_eq!(c.polls_mean, polls.iter().sum::<f64>() / 15.0, "adaptive {max} at {d}");
-            assert_eq!(c.stale_p50_s, median(stale), "adaptive {max} at {d}");
+            assert_eq!(c.polls_mean, polls, "adaptive {max} at {d}");
+            assert_eq!(c.stale_p50_s, stale, "adaptive {max} at {d}");
         }
     }
 }
@@ -189,13 +207,7 @@ fn predicted_orphan(mut delays: Delays, window: f64, sweep: f64, duration: f64) 
 
 #[tokio::test]
 async fn e4_at_other_parameters_matches_the_orphan_rule() {
-    let params = E4Params {
-        max_backoff_ms: vec![5_000.0, 45_000.0, 200_000.0, 600_000.0],
-        orphan_window_s: vec![600.0, 150.0, 90.0],
-        task_duration_s: 2400.0,
-        sweep_interval_s: 20.0,
-        seed: 11,
-    };
+    let params = other_e4(vec![5_000.0, 45_000.0, 200_000.0, 600_000.0]);
     let r = e4::run(&params, &Silent).await.unwrap();
     let mut orphaned = 0;
     for &m in &params.max_backoff_ms {
@@ -215,13 +227,7 @@ async fn e4_at_other_parameters_matches_the_orphan_rule() {
 
 #[tokio::test]
 async fn e5_clients_that_honour_the_window_always_survive() {
-    let params = E4Params {
-        max_backoff_ms: vec![5_000.0, 200_000.0, 600_000.0, 3_600_000.0],
-        orphan_window_s: vec![600.0, 150.0, 90.0],
-        task_duration_s: 2400.0,
-        sweep_interval_s: 20.0,
-        seed: 11,
-    };
+    let params = other_e4(vec![5_000.0, 200_000.0, 600_000.0, 3_600_000.0]);
     let r = e4::run_grid(&params, true, &Silent).await.unwrap();
     for c in &r.cells {
         // The client's gap is at most half the window, rounded up to a sweep.
@@ -249,23 +255,54 @@ async fn e5_hinted_cells_follow_the_hint_as_a_floor() {
         let PollCellPolicy::Hinted { max_ms, hint_ms } = c.policy else { continue };
         // The server's default hint: 2 % of the expected duration, within [0.25 s, 60 s].
         assert_eq!(hint_ms, (c.duration_s * 0.02 * 1000.0).clamp(250.0, 60_000.0));
-        let mut polls = Vec::new();
-        let mut stale = Vec::new();
-        for seed in 0..2 {
-            for ph in phases(3) {
-                let dur = c.duration_s * ph;
-                let mut delays = Delays::new(seed, max_ms);
-                delays.hint = Some(hint_ms);
-                let (mut t, mut n) = (0.0f64, 0u32);
-                while t < dur {
-                    t += delays.next() / 1000.0;
-                    n += 1;
-                }
-                polls.push(f64::from(n));
-                stale.push(t - dur);
-            }
-        }
-        assert_eq!(c.polls_mean, polls.iter().sum::<f64>() / 6.0, "{c:?}");
-        assert_eq!(c.stale_p50_s, median(stale), "{c:?}");
+        let (polls, stale) = simulate_cell(c.duration_s, 2, 3, |seed| Delays { hint: Some(hint_ms), ..Delays::new(seed, max_ms) });
+        assert_eq!(c.polls_mean, polls, "{c:?}");
+        assert_eq!(c.stale_p50_s, stale, "{c:?}");
     }
+}
+
+#[tokio::test]
+async fn e5_hint_paced_clients_are_in_one_regime_at_every_duration() {
+    // Durations the paper never used; the last one's hint (2 % of it) hits the server's 60 s ceiling.
+    let durations = [90.0, 700.0, 2400.0, 5000.0];
+    let e2p = E2Params { durations_s: durations.to_vec(), seeds: 4, phases: 5, ..E2Params::default() };
+    let r = mcp_tasks_study::e5::run(&e2p, &E4Params::default(), &Silent).await.unwrap();
+    let window_ms = mcp_tasks_core::Policy::default().retention.orphan_after.as_secs_f64() * 1000.0;
+    let mut unclamped_ratios = Vec::new();
+    for &d in &durations {
+        let c = r.hint_paced(d).expect("a hint-paced cell per duration");
+        let PollCellPolicy::HintPaced { hint_ms, orphan_window_ms } = c.policy else { panic!("{c:?}") };
+        // What the server advertised: 2 % of the duration within [0.25 s, 60 s], and its orphan window.
+        assert_eq!(hint_ms, (d * 0.02 * 1000.0).clamp(250.0, 60_000.0), "{c:?}");
+        assert_eq!(orphan_window_ms, window_ms, "{c:?}");
+        // The model, from scratch: delays uniform in [hint/2, hint], under half the window.
+        let (polls, stale) = simulate_cell(d, 4, 5, |seed| Delays::paced(seed, hint_ms, orphan_window_ms));
+        assert_eq!(c.runs, 20);
+        assert_eq!(c.polls_mean, polls, "{c:?}");
+        assert_eq!(c.stale_p50_s, stale, "{c:?}");
+        assert_eq!(c.stale_ratio, stale / d, "{c:?}");
+        // Every poll gap is at most the hint, so the task is never stale by more than one hint.
+        assert!(c.stale_p50_s < hint_ms / 1000.0, "{c:?}");
+        if hint_ms < 60_000.0 {
+            // Polls: between D·0.9/hint and D·1.1/(hint/2) whatever the duration; staleness under 2 % of D.
+            assert!((45.0..=110.0).contains(&c.polls_mean), "{c:?}");
+            assert!(c.stale_ratio < 0.02, "{c:?}");
+            unclamped_ratios.push((c.polls_mean, c.stale_ratio));
+        }
+    }
+    // Where the hint follows the duration the whole cell scales with it: the same polls and
+    // relative staleness at every duration (to rounding), unlike the adaptive clients.
+    assert_eq!(unclamped_ratios.len(), 3);
+    for (polls, ratio) in &unclamped_ratios[1..] {
+        assert!((polls - unclamped_ratios[0].0).abs() < 1e-9, "{unclamped_ratios:?}");
+        assert!((ratio / unclamped_ratios[0].1 - 1.0).abs() < 1e-6, "{unclamped_ratios:?}");
+    }
+    let adaptive = |d| r.frontier.iter().find(|c| c.duration_s == d && c.policy == PollCellPolicy::Adaptive { max_ms: 60_000.0 }).unwrap().stale_ratio;
+    assert!(adaptive(90.0) / adaptive(2400.0) > 10.0, "the adaptive client's regime still depends on the duration");
+    // The footnote reads the numbers it shows.
+    let table = r.table6a();
+    assert_eq!(table.rows.last().unwrap()[0], "hint-paced (server sets pace)");
+    assert_eq!(table.notes, [r.reading.clone()]);
+    assert!(r.reading.contains(&format!("{:.1}", unclamped_ratios[0].0)), "{}", r.reading);
+    assert!(r.reading.contains(&format!("{:.1}%", unclamped_ratios[0].1 * 100.0)), "{}", r.reading);
 }
