@@ -11,19 +11,14 @@ use mcp_tasks_core::TaskId;
 use mcp_tasks_runtime::{Runtime, RuntimeError};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
 
-use super::inspect::{DbArg, EXIT_NOT_FOUND, key_values, limit, one_line, or_dash, parse_when, print_json, print_list, print_one, when};
+use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, parse_when, print_json, print_one, when};
 
 /// Flags of `mcp-tasks dlq`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    #[command(flatten)]
-    db: DbArg,
-    #[command(subcommand)]
-    command: Command,
-}
+pub(crate) type Args = InspectArgs<Command>;
 
+/// The subcommands of `mcp-tasks dlq`.
 #[derive(Debug, clap::Subcommand)]
-enum Command {
+pub(crate) enum Command {
     /// List dead letters, newest first (not yet requeued, unless --all).
     List {
         /// Only letters of this tool.
@@ -32,12 +27,8 @@ enum Command {
         /// Include letters already requeued.
         #[arg(long)]
         all: bool,
-        /// At most this many letters.
-        #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
-        limit: u64,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        flags: ListFlags,
     },
     /// Show one dead letter in full.
     Show {
@@ -85,10 +76,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::from(EXIT_NOT_FOUND))
     };
     match args.command {
-        Command::List { tool, all, limit: n, json } => {
-            let letters = dlq.list(DeadLetterQuery { tool, include_requeued: all, limit: limit(n) }).await?;
+        Command::List { tool, all, flags } => {
+            let letters = dlq.list(DeadLetterQuery { tool, include_requeued: all, limit: flags.limit() }).await?;
             let header = ["TASK", "TOOL", "ATTEMPTS", "DEAD AT", "REQUEUED AS", "REASON"];
-            print_list(&letters, json, "no dead letters", &header, list_row)?;
+            flags.print(&letters, "no dead letters", &header, list_row)?;
         }
         Command::Show { id, json } => match dlq.show(&TaskId(id.clone())).await {
             Ok(letter) => print_one(&letter, json, details)?,

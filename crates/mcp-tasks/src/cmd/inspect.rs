@@ -14,9 +14,18 @@ use serde::Serialize;
 /// Exit code for "no such task" / "no such dead letter".
 pub(super) const EXIT_NOT_FOUND: u8 = 1;
 
+/// Flags of a store-inspecting subcommand: `--db`, then its own `C`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct InspectArgs<C: clap::Subcommand> {
+    #[command(flatten)]
+    pub(super) db: DbArg,
+    #[command(subcommand)]
+    pub(super) command: C,
+}
+
 /// The `--db` flag.
 #[derive(Debug, clap::Args)]
-pub(super) struct DbArg {
+pub(crate) struct DbArg {
     /// The task database (SQLite).
     #[arg(long = "db", value_name = "PATH", env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db", global = true)]
     pub(super) path: PathBuf,
@@ -39,28 +48,41 @@ fn open_store(db: &Path) -> anyhow::Result<Arc<dyn TaskStore>> {
     Ok(Arc::new(store))
 }
 
-/// A `--limit` value as a length (saturating where `usize` is narrower).
-pub(super) fn limit(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
+/// The flags every `list` subcommand takes.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ListFlags {
+    /// At most this many.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
+    /// Print JSON (an array of records) instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
-/// Prints `items` as pretty JSON, as `none` when there are none, or as a
-/// table of `header` with one `row` per item.
-pub(super) fn print_list<T: Serialize>(
-    items: &[T],
-    json: bool,
-    none: &str,
-    header: &[&str],
-    row: impl Fn(&T) -> Vec<String>,
-) -> anyhow::Result<()> {
-    if json {
-        print_json(&items)?;
-    } else if items.is_empty() {
-        println!("{none}");
-    } else {
-        print!("{}", table(header, items.iter().map(row).collect()));
+impl ListFlags {
+    /// `--limit` as a length (saturating where `usize` is narrower).
+    pub(super) fn limit(&self) -> usize {
+        usize::try_from(self.limit).unwrap_or(usize::MAX)
     }
-    Ok(())
+
+    /// Prints `items` as pretty JSON (`--json`), as `none` when there are
+    /// none, or as a table of `header` with one `row` per item.
+    pub(super) fn print<T: Serialize>(
+        &self,
+        items: &[T],
+        none: &str,
+        header: &[&str],
+        row: impl Fn(&T) -> Vec<String>,
+    ) -> anyhow::Result<()> {
+        if self.json {
+            print_json(items)?;
+        } else if items.is_empty() {
+            println!("{none}");
+        } else {
+            print!("{}", table(header, items.iter().map(row).collect()));
+        }
+        Ok(())
+    }
 }
 
 /// Prints one item as pretty JSON or as its `details` text.

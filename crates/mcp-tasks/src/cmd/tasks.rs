@@ -8,19 +8,14 @@ use std::process::ExitCode;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::ListQuery;
 
-use super::inspect::{DbArg, EXIT_NOT_FOUND, key_values, limit, one_line, or_dash, print_list, print_one, when};
+use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, print_one, when};
 
 /// Flags of `mcp-tasks tasks`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    #[command(flatten)]
-    db: DbArg,
-    #[command(subcommand)]
-    command: Command,
-}
+pub(crate) type Args = InspectArgs<Command>;
 
+/// The subcommands of `mcp-tasks tasks`.
 #[derive(Debug, clap::Subcommand)]
-enum Command {
+pub(crate) enum Command {
     /// List tasks, newest first.
     List {
         /// Only tasks in this status (repeatable): working, input_required, completed, failed, cancelled.
@@ -29,12 +24,8 @@ enum Command {
         /// Only tasks of this tool.
         #[arg(long, value_name = "T")]
         tool: Option<String>,
-        /// At most this many tasks.
-        #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
-        limit: u64,
-        /// Print JSON (an array of task records) instead of a table.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        flags: ListFlags,
     },
     /// Show one task in full.
     Show {
@@ -50,10 +41,10 @@ enum Command {
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.db.open()?;
     match args.command {
-        Command::List { status, tool, limit: n, json } => {
-            let tasks = store.list(ListQuery { statuses: status, tool, limit: limit(n) }).await?;
+        Command::List { status, tool, flags } => {
+            let tasks = store.list(ListQuery { statuses: status, tool, limit: flags.limit() }).await?;
             let header = ["ID", "STATUS", "TOOL", "ATTEMPT", "CREATED", "UPDATED", "MESSAGE"];
-            print_list(&tasks, json, "no tasks", &header, list_row)?;
+            flags.print(&tasks, "no tasks", &header, list_row)?;
         }
         Command::Show { id, json } => {
             let Some(task) = store.get(&TaskId(id.clone())).await? else {
