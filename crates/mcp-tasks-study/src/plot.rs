@@ -308,15 +308,16 @@ pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
                 paced.push((point(c), color, c.policy));
             }
         }
-        // The hint-paced points, joined across durations: the flatter the line, the more one regime.
+        // The hint-paced points, one per duration, drawn largest first so
+        // that points which coincide (as they do when the hint scales with
+        // the duration) still all show.
         chart
-            .draw_series(LineSeries::new(paced.iter().map(|p| p.0), BLACK.stroke_width(2)))
+            .draw_series(paced.iter().enumerate().map(|(i, (p, color, _))| {
+                TriangleMarker::new(*p, 16 - 4 * i.min(3) as i32, color.filled())
+            }))
             .map_err(|e| e.to_string())?
-            .label("hint-paced client (triangles), across durations")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
-        chart
-            .draw_series(paced.iter().map(|(p, color, _)| TriangleMarker::new(*p, 9, color.filled())))
-            .map_err(|e| e.to_string())?;
+            .label("hint-paced client (a triangle per duration)")
+            .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, BLACK.filled()));
         chart
             .draw_series(paced.iter().enumerate().map(|(i, (p, color, policy))| {
                 // Stacked labels: the paced points nearly coincide by design.

@@ -302,7 +302,7 @@ async fn e5_hint_paced_clients_are_in_one_regime_at_every_duration() {
     // The footnote reads the numbers it shows.
     let table = r.table6a();
     assert_eq!(table.rows.last().unwrap()[0], "hint-paced (server sets pace)");
-    assert_eq!(table.notes, [r.reading.clone()]);
+    assert_eq!(table.notes, std::slice::from_ref(&r.reading));
     assert!(r.reading.contains(&format!("{:.1}", unclamped_ratios[0].0)), "{}", r.reading);
     assert!(r.reading.contains(&format!("{:.1}%", unclamped_ratios[0].1 * 100.0)), "{}", r.reading);
 }

@@ -5,10 +5,12 @@ use mcp_tasks_study::e2::{self, E2Params, PollCellPolicy};
 use mcp_tasks_study::e3::{self, E3Params};
 use mcp_tasks_study::{Silent, Table};
 
-/// Compares every body cell of `table` with the paper's rows.
-fn assert_cells(table: &Table, paper: &[&[&str]]) {
+/// Compares every body cell of `table` with the paper's rows, each written
+/// as the paper prints it with its cells separated by " | ".
+fn assert_cells(table: &Table, paper: &[&str]) {
     assert_eq!(table.rows.len(), paper.len(), "row count of {}", table.title);
     for (i, (got, want)) in table.rows.iter().zip(paper).enumerate() {
+        let want: Vec<&str> = want.split(" | ").collect();
         assert_eq!(got.len(), want.len(), "column count of row {i} of {}", table.title);
         for (j, (g, w)) in got.iter().zip(want.iter()).enumerate() {
             assert_eq!(g, w, "{}: row {i} ({}), column {j}", table.title, want[0]);
@@ -22,12 +24,12 @@ fn table_2_polls_and_staleness() {
     assert_cells(
         &r.table2(),
         &[
-            &["fixed 250 ms", "240.4", "0.10 s", "1200.0", "0.00 s", "7200.2", "0.00 s"],
-            &["fixed 1000 ms", "60.4", "0.40 s", "300.0", "0.00 s", "1800.2", "0.00 s"],
-            &["fixed 5000 ms", "12.5", "2.40 s", "60.4", "2.00 s", "360.5", "2.00 s"],
-            &["adaptive, max 10 s", "15.0", "3.98 s", "46.7", "3.97 s", "247.1", "3.40 s"],
-            &["adaptive, max 30 s", "11.9", "12.98 s", "22.4", "11.60 s", "89.3", "11.60 s"],
-            &["adaptive, max 60 s", "11.8", "21.65 s", "17.3", "22.01 s", "50.4", "22.69 s"],
+            "fixed 250 ms | 240.4 | 0.10 s | 1200.0 | 0.00 s | 7200.2 | 0.00 s",
+            "fixed 1000 ms | 60.4 | 0.40 s | 300.0 | 0.00 s | 1800.2 | 0.00 s",
+            "fixed 5000 ms | 12.5 | 2.40 s | 60.4 | 2.00 s | 360.5 | 2.00 s",
+            "adaptive, max 10 s | 15.0 | 3.98 s | 46.7 | 3.97 s | 247.1 | 3.40 s",
+            "adaptive, max 30 s | 11.9 | 12.98 s | 22.4 | 11.60 s | 89.3 | 11.60 s",
+            "adaptive, max 60 s | 11.8 | 21.65 s | 17.3 | 22.01 s | 50.4 | 22.69 s",
         ],
     );
     assert_eq!(r.table2().header[0][1], "~60 s task");
@@ -40,10 +42,10 @@ fn table_3_relative_staleness() {
     assert_cells(
         &r.table3(),
         &[
-            &["fixed 5000 ms", "4.0%", "0.7%", "0.1%"],
-            &["adaptive, max 10 s", "6.6%", "1.3%", "0.2%"],
-            &["adaptive, max 30 s", "21.6%", "3.9%", "0.6%"],
-            &["adaptive, max 60 s", "36.1%", "7.3%", "1.3%"],
+            "fixed 5000 ms | 4.0% | 0.7% | 0.1%",
+            "adaptive, max 10 s | 6.6% | 1.3% | 0.2%",
+            "adaptive, max 30 s | 21.6% | 3.9% | 0.6%",
+            "adaptive, max 60 s | 36.1% | 7.3% | 1.3%",
         ],
     );
 }
@@ -74,16 +76,16 @@ fn table_4_cost_of_each_default() {
     assert_cells(
         &r.table4(),
         &[
-            &["0%", "permanent", "120", "20", "0", "0", "0"],
-            &["0%", "transient", "240", "20", "120", "0", "60"],
-            &["25%", "permanent", "120", "20", "0", "15", "0"],
-            &["25%", "transient", "225", "35", "90", "0", "45"],
-            &["50%", "permanent", "120", "20", "0", "30", "0"],
-            &["50%", "transient", "210", "50", "60", "0", "30"],
-            &["75%", "permanent", "120", "20", "0", "45", "0"],
-            &["75%", "transient", "195", "65", "30", "0", "15"],
-            &["100%", "permanent", "120", "20", "0", "60", "0"],
-            &["100%", "transient", "180", "80", "0", "0", "0"],
+            "0% | permanent | 120 | 20 | 0 | 0 | 0",
+            "0% | transient | 240 | 20 | 120 | 0 | 60",
+            "25% | permanent | 120 | 20 | 0 | 15 | 0",
+            "25% | transient | 225 | 35 | 90 | 0 | 45",
+            "50% | permanent | 120 | 20 | 0 | 30 | 0",
+            "50% | transient | 210 | 50 | 60 | 0 | 30",
+            "75% | permanent | 120 | 20 | 0 | 45 | 0",
+            "75% | transient | 195 | 65 | 30 | 0 | 15",
+            "100% | permanent | 120 | 20 | 0 | 60 | 0",
+            "100% | transient | 180 | 80 | 0 | 0 | 0",
         ],
     );
 }
@@ -94,10 +96,10 @@ async fn table_5_backoff_against_the_orphan_window() {
     assert_cells(
         &r.table5(),
         &[
-            &["10 s", "survived", "survived"],
-            &["60 s", "survived", "survived"],
-            &["300 s", "survived", "orphaned at 780 s"],
-            &["900 s", "survived", "orphaned at 780 s"],
+            "10 s | survived | survived",
+            "60 s | survived | survived",
+            "300 s | survived | orphaned at 780 s",
+            "900 s | survived | orphaned at 780 s",
         ],
     );
     assert_eq!(r.table5().header[0][1..], ["orphan window 900 s".to_string(), "orphan window 120 s".to_string()]);
@@ -108,7 +110,7 @@ async fn table_1_handle_survival_across_a_restart() {
     let r = mcp_tasks_study::e1::run(&Silent).await.unwrap();
     assert_cells(
         &r.table1(),
-        &[&["in-memory", "0", "20", "0", "0%"], &["SQLite (WAL, synchronous=FULL)", "20", "0", "8", "100%"]],
+        &["in-memory | 0 | 20 | 0 | 0%", "SQLite (WAL, synchronous=FULL) | 20 | 0 | 8 | 100%"],
     );
     // The memory store lost the completed results too; SQLite kept all twelve.
     assert_eq!(r.rows[0].results_kept, 0);

@@ -95,7 +95,16 @@ fn all_json_holds_every_experiment_and_e5_survives_everywhere() {
     }
     assert_eq!(v["e5"]["all_survived"], true);
     assert!(v["e5"]["grid"]["cells"].as_array().unwrap().iter().all(|c| c["orphaned"] == false));
-    assert!(v["e5"]["frontier"].as_array().unwrap().iter().any(|c| c["policy"] == "hinted" && c["hint_ms"] == 36000));
+    let frontier = v["e5"]["frontier"].as_array().unwrap();
+    assert!(frontier.iter().any(|c| c["policy"] == "hinted" && c["hint_ms"] == 36000));
+    // One hint-paced cell per duration, each with the hint and orphan window the server advertised.
+    let paced: Vec<&Value> = frontier.iter().filter(|c| c["policy"] == "hint_paced").collect();
+    assert_eq!(paced.iter().map(|c| c["duration_s"].clone()).collect::<Vec<_>>(), [60, 300, 1800]);
+    for (c, h) in paced.iter().zip(v["e5"]["hints"].as_array().unwrap()) {
+        assert_eq!((&c["hint_ms"], &c["orphan_window_ms"]), (&h["hint_ms"], &h["orphan_window_ms"]), "{c}");
+        assert!(num(c, "stale_ratio") < 0.02, "{c}");
+    }
+    assert!(v["e5"]["reading"].as_str().unwrap().starts_with("Reading: "));
 }
 
 #[test]
@@ -107,6 +116,10 @@ fn tables_print_in_the_papers_order() {
     let order = ["Table 1 —", "Table 2 —", "Table 3 —", "Table 4 —", "Table 5 —", "Table 6a —", "Table 6b —"].map(at);
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     assert!(text.contains("orphaned at 780 s"));
+    // Table 6a ends with the hint-paced row, then the footnote that reads it.
+    let t6a = &text[order[5]..order[6]];
+    assert!(t6a.lines().any(|l| l.starts_with("hint-paced (server sets pace)")), "{t6a}");
+    assert!(t6a.contains("\nReading: "), "{t6a}");
     // No progress bar when stderr is not a terminal.
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -68,46 +68,37 @@ fn count(name: &'static str, v: i64) -> Result<u32, StudyError> {
         .ok_or_else(|| StudyError::param(name, format!("{v} is not a whole number from 1 to {}", u32::MAX)))
 }
 
+/// Overrides `slot` with the flag's value, if the flag was given.
+fn set<T: Clone>(slot: &mut T, flag: &Option<T>) {
+    if let Some(v) = flag {
+        *slot = v.clone();
+    }
+}
+
+/// Overrides a count with the flag's value, if given and a whole number from 1.
+fn set_count(slot: &mut u32, name: &'static str, flag: Option<i64>) -> Result<(), StudyError> {
+    if let Some(v) = flag {
+        *slot = count(name, v)?;
+    }
+    Ok(())
+}
+
 impl Args {
     /// The paper's parameters, overridden by whatever flags were given.
     fn params(&self) -> Result<StudyParams, StudyError> {
         let mut p = StudyParams::default();
-        if let Some(v) = &self.durations {
-            p.e2.durations_s = v.clone();
-        }
-        if let Some(v) = &self.fixed_ms {
-            p.e2.fixed_ms = v.clone();
-        }
-        if let Some(v) = &self.adaptive_max_ms {
-            p.e2.adaptive_max_ms = v.clone();
-        }
-        if let Some(v) = self.seeds {
-            p.e2.seeds = count("seeds", v)?;
-        }
-        if let Some(v) = self.phases {
-            p.e2.phases = count("phases", v)?;
-        }
-        if let Some(v) = &self.fractions {
-            p.e3.fractions = v.clone();
-        }
-        if let Some(v) = self.max_attempts {
-            p.e3.max_attempts = count("max-attempts", v)?;
-        }
-        if let Some(v) = &self.max_backoff_ms {
-            p.e4.max_backoff_ms = v.clone();
-        }
-        if let Some(v) = &self.orphan_window_s {
-            p.e4.orphan_window_s = v.clone();
-        }
-        if let Some(v) = self.task_duration_s {
-            p.e4.task_duration_s = v;
-        }
-        if let Some(v) = self.sweep_interval_s {
-            p.e4.sweep_interval_s = v;
-        }
-        if let Some(v) = self.seed {
-            p.e4.seed = v;
-        }
+        set(&mut p.e2.durations_s, &self.durations);
+        set(&mut p.e2.fixed_ms, &self.fixed_ms);
+        set(&mut p.e2.adaptive_max_ms, &self.adaptive_max_ms);
+        set_count(&mut p.e2.seeds, "seeds", self.seeds)?;
+        set_count(&mut p.e2.phases, "phases", self.phases)?;
+        set(&mut p.e3.fractions, &self.fractions);
+        set_count(&mut p.e3.max_attempts, "max-attempts", self.max_attempts)?;
+        set(&mut p.e4.max_backoff_ms, &self.max_backoff_ms);
+        set(&mut p.e4.orphan_window_s, &self.orphan_window_s);
+        set(&mut p.e4.task_duration_s, &self.task_duration_s);
+        set(&mut p.e4.sweep_interval_s, &self.sweep_interval_s);
+        set(&mut p.e4.seed, &self.seed);
         p.validate()?;
         Ok(p)
     }
