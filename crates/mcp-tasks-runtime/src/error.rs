@@ -1,6 +1,6 @@
 //! What can go wrong in the runtime, in words a caller can act on.
 
-use mcp_tasks_core::{IllegalTransition, TaskId};
+use mcp_tasks_core::TaskId;
 use mcp_tasks_store::StoreError;
 
 /// A runtime operation that could not be carried out.
@@ -27,9 +27,6 @@ pub enum RuntimeError {
         /// The reused key.
         key: String,
     },
-    /// A move out of a terminal status was asked for.
-    #[error(transparent)]
-    IllegalTransition(IllegalTransition),
     /// The policy or runtime configuration does not hold together.
     #[error("invalid policy: {0}")]
     InvalidPolicy(String),
@@ -61,12 +58,6 @@ impl From<StoreError> for RuntimeError {
             StoreError::IdempotencyConflict { key, .. } => RuntimeError::IdempotencyConflict { key },
             other => RuntimeError::Store(other),
         }
-    }
-}
-
-impl From<IllegalTransition> for RuntimeError {
-    fn from(e: IllegalTransition) -> Self {
-        RuntimeError::IllegalTransition(e)
     }
 }
 

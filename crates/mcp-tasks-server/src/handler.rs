@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_tasks_core::TaskId;
-use mcp_tasks_runtime::{Execution, RuntimeError, Runtime};
+use mcp_tasks_runtime::{Execution, Runtime};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
@@ -129,11 +129,8 @@ impl ServerHandler for TaskHandler {
 
     async fn update_task(&self, request: UpdateTaskParams, cx: RequestContext<RoleServer>) -> Result<(), McpError> {
         let id = TaskId(request.task_id);
-        match self.0.runtime.answer_input(&id, principal(&cx).as_deref(), request.input_responses).await {
-            // Answers to a task that has ended are ignored, like unknown keys.
-            Ok(()) | Err(RuntimeError::IllegalTransition(_)) => Ok(()),
-            Err(e) => Err(to_mcp(e)),
-        }
+        // Answers to a task that has ended are ignored (Ok), like unknown keys.
+        self.0.runtime.answer_input(&id, principal(&cx).as_deref(), request.input_responses).await.map_err(to_mcp)
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, cx: RequestContext<RoleServer>) -> Result<(), McpError> {

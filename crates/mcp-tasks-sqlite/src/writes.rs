@@ -167,12 +167,15 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
         }
         Update::Change(change) => {
             let change = *change;
+            let visible = change.is_visible();
             let mut sets = Vec::new();
             let mut set = |column: &str, value: Sql| {
                 sets.push(format!("{column} = ?"));
                 values.push(value);
             };
-            set("updated_at", Sql::Integer(change.now.as_millis()));
+            if visible {
+                set("updated_at", Sql::Integer(change.now.as_millis()));
+            }
             if let Some(s) = change.status {
                 set("status", Sql::Text(s.as_str().to_owned()));
             }
@@ -215,10 +218,8 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
             if let Some(r) = &change.input_responses {
                 set("input_responses", Sql::Text(to_json(r)));
             }
-            let mut sql = format!(
-                "UPDATE tasks SET version = version + 1, {}",
-                sets.join(", ")
-            );
+            sets.push("version = version + 1".to_owned());
+            let mut sql = format!("UPDATE tasks SET {}", sets.join(", "));
             push_guard(&guard, &mut sql, &mut values);
             sql.push_str(&format!(" AND {}", allowed_sources(change.status)));
             sql.push_str(&format!(" RETURNING {TASK_COLUMNS}"));

@@ -203,9 +203,11 @@ fn guard_holds(guard: &Guard, record: &TaskRecord) -> bool {
             .is_none_or(|t| record.last_seen_at() <= t)
 }
 
-/// Writes every set field of `change` into `record`, bumps the version and
-/// stamps `updated_at`. (The dead letter is the caller's business.)
+/// Writes every set field of `change` into `record`, bumps the version and,
+/// for a visible change, stamps `updated_at`. (The dead letter is the
+/// caller's business.)
 fn apply_change(record: &mut TaskRecord, change: Change) {
+    let visible = change.is_visible();
     let Change {
         now,
         status,
@@ -263,7 +265,9 @@ fn apply_change(record: &mut TaskRecord, change: Change) {
         record.input_responses = v;
     }
     record.version += 1;
-    record.updated_at = now;
+    if visible {
+        record.updated_at = now;
+    }
 }
 
 /// Whether `record` is due for a claim at `now` by an executor that runs `tools`.

@@ -98,7 +98,8 @@ impl Guard {
 }
 
 /// Field changes; `None` leaves a field as it is. Applying a change bumps the
-/// version and sets `updated_at` to `now`.
+/// version, and sets `updated_at` to `now` when the change
+/// [is visible](Change::is_visible) to clients.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Change {
     /// The instant of the change.
@@ -131,6 +132,22 @@ pub struct Change {
     pub input_responses: Option<InputResponses>,
     /// A dead letter to insert in the same transaction.
     pub dead_letter: Option<NewDeadLetter>,
+}
+
+impl Change {
+    /// Whether the change alters what a client sees of the task: its status,
+    /// status message, result, error, input requests or answers. Only such a
+    /// change moves `updated_at` (the wire's `lastUpdatedAt`); a lease
+    /// renewal, a cancel flag or a new due instant alone do not, so a running
+    /// task does not look freshly updated every lease period.
+    pub fn is_visible(&self) -> bool {
+        self.status.is_some()
+            || self.status_message.is_some()
+            || self.result.is_some()
+            || self.error.is_some()
+            || self.input_requests.is_some()
+            || self.input_responses.is_some()
+    }
 }
 
 /// What to do to a guarded row.

@@ -61,7 +61,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// [`UpdateOutcome::Lost`] and changes nothing; a missing row,
     /// [`UpdateOutcome::NotFound`].
     ///
-    /// An applied change bumps `version`, sets `updated_at = change.now`, and
+    /// An applied change bumps `version`, sets `updated_at = change.now` if
+    /// it [is visible](crate::Change::is_visible), and
     /// in the same atomic step writes `change.dead_letter` (if any) as a
     /// [`DeadLetter`] built from the changed row (its tool, arguments,
     /// principal, and `attempts = attempt`), replacing an older letter of the

@@ -135,11 +135,16 @@ fn dlq_list_show_requeue_purge() {
     let shown = ok(&db, &["dlq", "show", poisoned.as_str()]);
     assert!(shown.contains("poison: attempts exhausted") && shown.contains(r#"{"n":1}"#), "{shown}");
 
-    let requeued = ok(&db, &["dlq", "requeue", poisoned.as_str()]);
+    let invalid = cli(&db, &["dlq", "requeue", poisoned.as_str(), "--max-attempts", "0"]);
+    assert_eq!(invalid.status.code(), Some(2), "an invalid policy is refused before anything is requeued");
+    assert!(String::from_utf8_lossy(&invalid.stderr).contains("max_attempts must be at least 1"));
+    // The fresh budget is the configured one, read as `serve` reads it.
+    let requeued = ok(&db, &["dlq", "requeue", poisoned.as_str(), "--max-attempts", "5"]);
     let new_id = requeued.trim().rsplit(' ').next().unwrap().to_owned();
     assert!(requeued.starts_with(&format!("requeued {poisoned} as task ")), "{requeued}");
     let fresh: Value = serde_json::from_str(&ok(&db, &["tasks", "show", &new_id, "--json"])).unwrap();
     assert_eq!((fresh["status"].as_str(), fresh["attempt"].as_u64(), fresh["tool"].as_str()), (Some("working"), Some(1), Some("flaky")));
+    assert_eq!(fresh["max_attempts"].as_u64(), Some(5), "{fresh}");
     assert_eq!(fresh["arguments"], json!({"n": 1}));
 
     assert_eq!(ok(&db, &["dlq", "list"]).trim(), "no dead letters", "requeued letters are hidden by default");

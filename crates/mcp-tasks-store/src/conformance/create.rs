@@ -210,6 +210,59 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
     assert_eq!(get(store, &other.id).await, failed);
 }
 
+/// Only a change a client can see moves `updated_at` (the wire's
+/// `lastUpdatedAt`): a lease renewal, a cancel flag, a due instant, or no
+/// field at all bump the version and leave it.
+pub async fn only_visible_changes_move_updated_at(store: &dyn TaskStore) {
+    let r = create(store, new_task("report", at(0))).await;
+    let renewed = change(
+        store,
+        &r.id,
+        Change {
+            now: at(10),
+            lease: Some(Some(lease("exec-1", at(40)))),
+            ..Change::default()
+        },
+    )
+    .await;
+    assert_eq!(renewed.lease, Some(lease("exec-1", at(40))));
+    assert_eq!(
+        (renewed.version, renewed.updated_at),
+        (r.version + 1, r.updated_at),
+        "a lease renewal bumps the version and leaves updated_at"
+    );
+    let flagged = change(
+        store,
+        &r.id,
+        Change {
+            now: at(20),
+            cancel_requested: Some(true),
+            run_at: Some(Some(at(25))),
+            ..Change::default()
+        },
+    )
+    .await;
+    assert_eq!(flagged.updated_at, r.updated_at, "a cancel flag and a due instant are not visible");
+    let empty = change(store, &r.id, Change { now: at(30), ..Change::default() }).await;
+    assert_eq!(
+        (empty.version, empty.updated_at),
+        (r.version + 3, r.updated_at),
+        "an empty change applies, bumps the version and leaves updated_at"
+    );
+    let said = change(
+        store,
+        &r.id,
+        Change {
+            now: at(40),
+            status_message: Some(Some("halfway".to_owned())),
+            ..Change::default()
+        },
+    )
+    .await;
+    assert_eq!(said.updated_at, at(40), "a new status message moves updated_at");
+    assert_eq!(get(store, &r.id).await, said);
+}
+
 /// Creating a second task with an id in use fails with `DuplicateId` and
 /// leaves the first untouched.
 pub async fn duplicate_id_is_rejected(store: &dyn TaskStore) {

@@ -95,6 +95,7 @@ macro_rules! store_conformance_tests {
         $crate::store_conformance_tests!(@borrowed $make;
             create_get_round_trip,
             every_change_field_round_trips,
+            only_visible_changes_move_updated_at,
             duplicate_id_is_rejected,
             same_call_with_same_key_returns_existing_task,
             other_call_with_same_key_is_a_conflict,

@@ -7,10 +7,11 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mcp_tasks_core::TaskId;
+use mcp_tasks_core::{Policy, TaskId};
 use mcp_tasks_runtime::{Runtime, RuntimeError};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
 
+use super::policy_args::PolicyArgs;
 use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, parse_when, print_json, print_one, when};
 
 /// Flags of `mcp-tasks dlq`.
@@ -38,13 +39,16 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run a dead-lettered call again as a fresh task (new id, fresh attempt budget).
+    /// Run a dead-lettered call again as a fresh task (new id, a fresh
+    /// attempt budget and deadline from the policy flags, as `serve` reads them).
     Requeue {
         /// The dead-lettered task's id.
         id: String,
         /// Print the new task record as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        policy: PolicyArgs,
     },
     /// Delete dead letters: all of them, the given ones, or those dead before an instant.
     #[command(group(clap::ArgGroup::new("which").required(true).args(["all", "ids", "before"])))]
@@ -66,10 +70,14 @@ pub(crate) enum Command {
 
 /// Runs `mcp-tasks dlq`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let policy = match &args.command {
+        Command::Requeue { policy, .. } => policy.policy()?,
+        _ => Policy::default(),
+    };
     let store = args.db.open()?;
     // A runtime with no tools: it never runs anything, it only carries the
     // policy's attempt budget and the dead-letter operations.
-    let runtime = Runtime::builder(store).build().context("building the runtime")?;
+    let runtime = Runtime::builder(store).policy(policy).build().context("building the runtime")?;
     let dlq = runtime.dead_letters();
     let not_found = |id: &str| {
         eprintln!("error: no dead letter for task {id} in {}", args.db.path.display());
@@ -86,7 +94,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(RuntimeError::Store(StoreError::DeadLetterNotFound(_))) => return not_found(&id),
             Err(e) => return Err(e.into()),
         },
-        Command::Requeue { id, json } => match dlq.requeue(&TaskId(id.clone())).await {
+        Command::Requeue { id, json, .. } => match dlq.requeue(&TaskId(id.clone())).await {
             Ok(view) if json => print_json(&view.record)?,
             Ok(view) => println!("requeued {id} as task {}", view.record.id),
             Err(RuntimeError::Store(StoreError::DeadLetterNotFound(_))) => return not_found(&id),

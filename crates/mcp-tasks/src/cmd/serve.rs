@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mcp_tasks_core::Policy;
-use mcp_tasks_server::config::{load_policy, load_tokens, parse_duration};
+use mcp_tasks_server::config::{load_tokens, parse_duration};
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
 use mcp_tasks_store::TaskStore;
+
+use super::policy_args::PolicyArgs;
 
 /// Flags of `mcp-tasks serve`. Each has an `MCP_TASKS_*` environment
 /// equivalent; flags override the `--config` file, which overrides defaults.
@@ -27,30 +28,8 @@ pub(crate) struct Args {
     /// Tool sets to serve, comma-separated: demo, conformance.
     #[arg(long, env = "MCP_TASKS_TOOLS", default_value = "demo", value_delimiter = ',')]
     tools: Vec<ToolSet>,
-    /// A policy file (TOML, or JSON if it ends in .json) with any fields of the policy.
-    #[arg(long, env = "MCP_TASKS_CONFIG")]
-    config: Option<PathBuf>,
-    /// How long finished tasks (completed, failed, cancelled) are kept, e.g. 1h.
-    #[arg(long, env = "MCP_TASKS_RETENTION", value_parser = parse_duration)]
-    retention: Option<Duration>,
-    /// A live task nobody polls for this long is presumed abandoned and cancelled, e.g. 15m.
-    #[arg(long, env = "MCP_TASKS_ORPHAN_WINDOW", value_parser = parse_duration)]
-    orphan_window: Option<Duration>,
-    /// A task must finish this long after creation or it fails, e.g. 30m.
-    #[arg(long, env = "MCP_TASKS_MAX_EXECUTION", value_parser = parse_duration)]
-    max_execution: Option<Duration>,
-    /// Total attempts per task, the first included.
-    #[arg(long, env = "MCP_TASKS_MAX_ATTEMPTS")]
-    max_attempts: Option<u32>,
-    /// First retry backoff cap, e.g. 500ms.
-    #[arg(long, env = "MCP_TASKS_RETRY_BASE", value_parser = parse_duration)]
-    retry_base: Option<Duration>,
-    /// Largest retry backoff, e.g. 30s.
-    #[arg(long, env = "MCP_TASKS_RETRY_MAX", value_parser = parse_duration)]
-    retry_max: Option<Duration>,
-    /// How often the reaper sweeps, e.g. 30s.
-    #[arg(long, env = "MCP_TASKS_REAPER_INTERVAL", value_parser = parse_duration)]
-    reaper_interval: Option<Duration>,
+    #[command(flatten)]
+    policy: PolicyArgs,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "MCP_TASKS_MAX_BODY_BYTES", default_value_t = mcp_tasks_server::builder::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
@@ -67,48 +46,10 @@ pub(crate) struct Args {
     shutdown_grace: Duration,
 }
 
-impl Args {
-    /// The policy: defaults, then the config file, then flags.
-    fn policy(&self) -> anyhow::Result<Policy> {
-        let mut p = match &self.config {
-            Some(path) => load_policy(path)?,
-            None => Policy::default(),
-        };
-        if let Some(d) = self.retention {
-            p.retention.completed = d;
-            p.retention.failed = d;
-            p.retention.cancelled = d;
-        }
-        if let Some(d) = self.orphan_window {
-            p.retention.orphan_after = d;
-        }
-        if let Some(d) = self.max_execution {
-            p.retention.max_execution = d;
-        }
-        if let Some(n) = self.max_attempts {
-            p.retry.max_attempts = n;
-        }
-        if let Some(d) = self.retry_base {
-            p.retry.base_delay = d;
-        }
-        if let Some(d) = self.retry_max {
-            p.retry.max_delay = d;
-        }
-        if let Some(d) = self.reaper_interval {
-            p.reaper_interval = d;
-        }
-        Ok(p)
-    }
-}
-
 /// Runs `mcp-tasks serve`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging();
-    let policy = args.policy()?;
-    if let Err(problem) = policy.validate() {
-        eprintln!("error: invalid policy: {problem}");
-        return Ok(ExitCode::from(2));
-    }
+    let policy = args.policy.policy()?;
     let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
         .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
     let store: Arc<dyn TaskStore> = Arc::new(store);
