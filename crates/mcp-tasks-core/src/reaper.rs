@@ -29,6 +29,10 @@ pub enum ReaperAction {
     FailTimeout(TaskError),
     /// Cancel it as abandoned, with a status message saying so.
     CancelOrphan(String),
+    /// End it `cancelled` as its client asked: a task whose cancel was
+    /// acknowledged ends cancelled even when its deadline passes before its
+    /// handler has stopped.
+    FinishCancel,
     /// Delete it.
     Delete,
 }
@@ -68,8 +72,13 @@ pub fn timeout_error(record: &TaskRecord) -> TaskError {
 /// except to delete it once expired.
 pub fn decide(sweep: Sweep, record: &TaskRecord, ctx: &SweepContext<'_>) -> Option<ReaperAction> {
     match sweep {
-        Sweep::Timeouts => (record.status.is_live() && record.deadline_at <= ctx.now)
-            .then(|| ReaperAction::FailTimeout(timeout_error(record))),
+        Sweep::Timeouts => (record.status.is_live() && record.deadline_at <= ctx.now).then(|| {
+            if record.cancel_requested {
+                ReaperAction::FinishCancel
+            } else {
+                ReaperAction::FailTimeout(timeout_error(record))
+            }
+        }),
         Sweep::Orphans => {
             let cutoff = ctx.orphan_cutoff()?;
             (record.status.is_live() && record.last_seen_at() <= cutoff).then(|| {
@@ -79,7 +88,12 @@ pub fn decide(sweep: Sweep, record: &TaskRecord, ctx: &SweepContext<'_>) -> Opti
                 ))
             })
         }
-        Sweep::Expiry => (record.status.is_terminal() && record.expires_at.is_some_and(|e| e <= ctx.now))
+        // `createdAt + shortest retention` is what a live task's ttlMs
+        // promised; a clock stepped back between creation and the end must
+        // not make the expiry come sooner.
+        Sweep::Expiry => (record.status.is_terminal()
+            && record.expires_at.is_some_and(|e| e <= ctx.now)
+            && record.created_at.plus(ctx.retention.shortest()) <= ctx.now)
             .then_some(ReaperAction::Delete),
     }
 }
@@ -88,7 +102,7 @@ pub fn decide(sweep: Sweep, record: &TaskRecord, ctx: &SweepContext<'_>) -> Opti
 pub fn resulting_status(action: &ReaperAction) -> Option<TaskStatus> {
     match action {
         ReaperAction::FailTimeout(_) => Some(TaskStatus::Failed),
-        ReaperAction::CancelOrphan(_) => Some(TaskStatus::Cancelled),
+        ReaperAction::CancelOrphan(_) | ReaperAction::FinishCancel => Some(TaskStatus::Cancelled),
         ReaperAction::Delete => None,
     }
 }
@@ -117,6 +131,28 @@ mod tests {
         done.expires_at = Some(Timestamp::from_secs(3600));
         assert_eq!(decide(Sweep::Expiry, &done, &ctx(3600, &r)), Some(ReaperAction::Delete));
         assert_eq!(decide(Sweep::Expiry, &done, &ctx(3599, &r)), None);
+    }
+
+    #[test]
+    fn an_acknowledged_cancel_past_its_deadline_ends_cancelled() {
+        let r = RetentionPolicy::default();
+        let mut t = record(TaskStatus::Working, 0);
+        t.cancel_requested = true;
+        let action = decide(Sweep::Timeouts, &t, &ctx(1800, &r));
+        assert_eq!(action, Some(ReaperAction::FinishCancel));
+        assert_eq!(resulting_status(&ReaperAction::FinishCancel), Some(TaskStatus::Cancelled));
+    }
+
+    #[test]
+    fn expiry_never_comes_before_the_promise_to_a_live_task() {
+        // The clock stepped back: the task ended "before" it was created.
+        let r = RetentionPolicy::default();
+        let mut done = record(TaskStatus::Completed, 1000);
+        done.expires_at = Some(Timestamp::from_secs(900).plus(r.completed));
+        let promised = done.created_at.plus(r.shortest());
+        let at = |t: Timestamp| SweepContext { now: t, retention: &r, silence_floor: Timestamp::from_secs(0) };
+        assert_eq!(decide(Sweep::Expiry, &done, &at(done.expires_at.unwrap())), None);
+        assert_eq!(decide(Sweep::Expiry, &done, &at(promised)), Some(ReaperAction::Delete));
     }
 
     #[test]

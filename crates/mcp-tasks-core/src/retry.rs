@@ -133,10 +133,10 @@ mod tests {
     #[test]
     fn decisions_follow_class_and_ceiling() {
         let p = RetryPolicy::default();
-        let mut r = Scripted::new(vec![0.0]);
+        let mut r = Scripted::new(vec![0.5]);
         assert_eq!(
             p.decide(FailureClass::Transient, 1, &mut r),
-            RetryDecision::Retry { next_attempt: 2, delay: Duration::ZERO }
+            RetryDecision::Retry { next_attempt: 2, delay: Duration::from_millis(250) }
         );
         assert_eq!(p.decide(FailureClass::Transient, 3, &mut r), RetryDecision::GiveUp { class: FailureClass::Poison });
         assert_eq!(

@@ -70,25 +70,38 @@ impl RunningHandler {
     }
 }
 
-/// Handlers running in this process, by task.
+/// Handlers running in this process, by task and attempt. Keyed by attempt
+/// too: a stubborn handler of an attempt whose lease lapsed may still be
+/// running when this process claims the next attempt, and each must keep its
+/// own entry (for the concurrency count, a cancel and shutdown's hand-back).
 #[derive(Debug, Default)]
 pub(crate) struct Running {
-    map: Mutex<HashMap<TaskId, Arc<RunningHandler>>>,
+    map: Mutex<HashMap<(TaskId, u32), Arc<RunningHandler>>>,
     changed: Notify,
 }
 
 impl Running {
+    /// Registers `handler` for its attempt of `id`; any older attempt of the
+    /// same task still running here has lost its lease, and is told so.
     pub(crate) fn insert(&self, id: TaskId, handler: Arc<RunningHandler>) {
-        lock(&self.map).insert(id, handler);
+        let mut map = lock(&self.map);
+        for ((other, attempt), old) in map.iter() {
+            if *other == id && *attempt != handler.attempt {
+                old.stop(StopReason::LeaseLost);
+            }
+        }
+        map.insert((id, handler.attempt), handler);
     }
 
-    pub(crate) fn remove(&self, id: &TaskId) {
-        lock(&self.map).remove(id);
+    /// Deregisters one attempt's handler (never another attempt's).
+    pub(crate) fn remove(&self, id: &TaskId, attempt: u32) {
+        lock(&self.map).remove(&(id.clone(), attempt));
         self.changed.notify_waiters();
     }
 
-    pub(crate) fn get(&self, id: &TaskId) -> Option<Arc<RunningHandler>> {
-        lock(&self.map).get(id).cloned()
+    /// Whether this process runs `attempt` of `id`.
+    pub(crate) fn runs(&self, id: &TaskId, attempt: u32) -> bool {
+        lock(&self.map).contains_key(&(id.clone(), attempt))
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -96,12 +109,13 @@ impl Running {
     }
 
     pub(crate) fn snapshot(&self) -> Vec<(TaskId, Arc<RunningHandler>)> {
-        lock(&self.map).iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        lock(&self.map).iter().map(|((id, _), v)| (id.clone(), v.clone())).collect()
     }
 
-    /// Stops the handler of `id`, if one runs here.
+    /// Stops every handler of `id` that runs here.
     pub(crate) fn stop(&self, id: &TaskId, reason: StopReason) {
-        if let Some(h) = self.get(id) {
+        let handlers: Vec<_> = lock(&self.map).iter().filter(|((t, _), _)| t == id).map(|(_, h)| h.clone()).collect();
+        for h in handlers {
             h.stop(reason);
         }
     }

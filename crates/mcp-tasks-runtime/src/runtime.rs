@@ -68,7 +68,7 @@ impl Runtime {
             handler.stop(StopReason::Shutdown);
             handler.abort();
             executor::release_at_shutdown(shared, &id, &handler).await;
-            shared.running.remove(&id);
+            shared.running.remove(&id, handler.attempt);
         }
         let loops: Vec<_> = shared.background.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
         for handle in loops {
@@ -82,6 +82,14 @@ impl Runtime {
     /// Creates a task; returns once it is durable. With an idempotency key
     /// already used for the identical call, returns that task instead.
     pub async fn create_task(&self, req: CreateTask) -> Result<TaskView, RuntimeError> {
+        Ok(self.create_or_join_task(req).await?.0)
+    }
+
+    /// [`create_task`](Self::create_task), also telling whether this call
+    /// created the task (`true`) or joined the one its idempotency key
+    /// already named (`false`) — a caller that joined must not act as the
+    /// task's owner (say, cancel it when its own request goes away).
+    pub async fn create_or_join_task(&self, req: CreateTask) -> Result<(TaskView, bool), RuntimeError> {
         let shared = &self.shared;
         if shared.is_stopping() {
             return Err(RuntimeError::ShuttingDown);
@@ -108,7 +116,7 @@ impl Runtime {
         if created.created {
             shared.wakeups.work_available();
         }
-        Ok(shared.view(created.record).await)
+        Ok((shared.view(created.record).await, created.created))
     }
 
     /// Reads a task (recording the poll in memory, written in batches).

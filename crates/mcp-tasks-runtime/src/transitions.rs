@@ -178,6 +178,7 @@ pub(crate) fn reaper_update(action: ReaperAction, now: Timestamp, retention: &Re
     match action {
         ReaperAction::FailTimeout(error) => Update::Change(Box::new(failed(now, retention, error, None))),
         ReaperAction::CancelOrphan(message) => Update::Change(Box::new(cancelled(now, retention, message))),
+        ReaperAction::FinishCancel => Update::Change(Box::new(cancelled(now, retention, CANCELLED_BY_CLIENT))),
         ReaperAction::Delete => Update::Delete,
     }
 }

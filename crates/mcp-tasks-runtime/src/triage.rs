@@ -47,7 +47,7 @@ pub(crate) async fn triage_once(shared: &Shared, scope: TriageScope) -> Result<T
         let mut updates = Vec::new();
         for record in candidates {
             // Never triage our own running handlers (they renew their leases).
-            if record.lease.as_ref().is_some_and(|l| l.owner == shared.owner) && shared.running.get(&record.id).is_some() {
+            if record.lease.as_ref().is_some_and(|l| l.owner == shared.owner) && shared.running.runs(&record.id, record.attempt) {
                 continue;
             }
             // An unknown tool cannot be re-run here: treat it as not re-runnable.

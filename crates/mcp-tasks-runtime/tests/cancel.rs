@@ -99,3 +99,21 @@ async fn a_task_whose_lease_lapsed_is_cancelled_at_once() {
     idle(&stalled).await;
     assert_eq!(stored(&store, &id).await, r, "the stalled executor's late result changed nothing");
 }
+
+/// A cancel acknowledged to the client wins over the deadline: when the
+/// handler has not stopped by the time the timeout sweep runs, the task ends
+/// `cancelled`, not `failed` with a timeout.
+#[tokio::test]
+async fn an_acknowledged_cancel_outlives_the_deadline() {
+    let clock = clock();
+    let store = memory();
+    let (rt, _gate, id) = stalled(&store, &clock, json!({})).await;
+    let ack = rt.cancel_task(&id, None).await.unwrap();
+    assert!(ack.record.cancel_requested && ack.record.status.is_live(), "{:?}", ack.record);
+    clock.advance(Duration::from_secs(1800));
+    rt.get_task(&id, None).await.unwrap(); // polled: only the timeout sweep applies
+    rt.reap_once().await.unwrap();
+    let r = stored(&store, &id).await;
+    assert_eq!(r.status, TaskStatus::Cancelled, "{r:?}");
+    assert_eq!(r.status_message.as_deref(), Some("cancelled at the client's request"));
+}

@@ -48,3 +48,29 @@ async fn a_cancel_requested_task_whose_executor_died_ends_cancelled() {
     assert_eq!(front.triage_once(TriageScope::ExpiredLeases).await.unwrap().cancelled, 1);
     assert_eq!(stored(&store, &id).await.status, TaskStatus::Cancelled);
 }
+
+/// A handler that ignores its lost lease keeps running while this same
+/// runtime claims the task's next attempt: each attempt keeps its own entry,
+/// so the old one returning neither hides the new one from the concurrency
+/// count nor from shutdown, which hands the new attempt's lease back.
+#[tokio::test]
+async fn an_old_attempt_returning_late_does_not_hide_the_new_one() {
+    let clock = clock();
+    let store = memory();
+    let (g, mut gate) = gate();
+    let a = builder(store.clone(), &clock).concurrency(4).single_node(false).tool(held("t", &g, json!({"by": "a"}))).build().unwrap();
+    let b = builder(store.clone(), &clock).single_node(false).tool(returning("t", json!({}))).build().unwrap();
+    let id = claim_and_hold(&a, &mut gate, "t").await;
+    clock.advance(Duration::from_secs(30));
+    assert_eq!(b.triage_once(TriageScope::ExpiredLeases).await.unwrap().resumed, 1);
+    assert_eq!(a.run_due_once().await.unwrap(), 1, "A claims attempt 2");
+    gate.arrived().await;
+    assert_eq!(a.running(), 2, "both attempts' handlers run here");
+    gate.open(1); // attempt 1's handler returns
+    eventually("attempt 1's driver ends", || async { a.running() == 1 }).await;
+    let r = stored(&store, &id).await;
+    assert_eq!((r.attempt, r.lease.is_some(), r.status), (2, true, TaskStatus::Working), "attempt 1's late result changes nothing");
+    a.shutdown(Duration::from_millis(10)).await;
+    let r = stored(&store, &id).await;
+    assert_eq!((r.attempt, r.lease), (2, None), "shutdown hands attempt 2's lease back, attempt unspent");
+}

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_tasks_core::TaskStatus;
+use mcp_tasks_core::{TaskStatus, Timestamp};
 use mcp_tasks_runtime::ToolFailure;
 use serde_json::json;
 use support::*;
@@ -28,12 +28,11 @@ async fn transient_failure_is_retried_then_completes() {
     assert!(msg.starts_with("retrying after transient error (attempt 2 of 3)"), "{msg}");
     assert!(msg.contains("upstream timeout"), "{msg}");
     let run_at = waiting.run_at.unwrap();
-    // Full jitter after attempt 1: within [0, 500 ms].
-    assert!(run_at >= T0 && run_at <= T0.plus(Duration::from_millis(500)), "{run_at:?}");
-
-    if run_at > T0 {
-        assert_eq!(rt.run_due_once().await.unwrap(), 0, "not due before its backoff");
-    }
+    // Full jitter after attempt 1: within [0, 500 ms]; the support builder's
+    // fixed jitter seed draws a positive delay, so the backoff is visible.
+    assert!(run_at > T0 && run_at <= T0.plus(Duration::from_millis(500)), "{run_at:?}");
+    clock.set(Timestamp::from_millis(run_at.as_millis() - 1));
+    assert_eq!(rt.run_due_once().await.unwrap(), 0, "not due before its backoff");
     clock.set(run_at);
     assert_eq!(run_settled(&rt).await, 1);
     let done = rt.get_task(&id, None).await.unwrap().record;

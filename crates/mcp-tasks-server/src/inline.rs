@@ -69,9 +69,10 @@ impl InlineCall {
     /// that cannot take a task: the result inline, a failed task's error as
     /// the call's error. A task that needs input cannot be answered inline:
     /// it is cancelled and the call gets `-32021`. A client that goes away
-    /// cancels the task.
+    /// cancels the task. A call whose idempotency key joined an existing
+    /// task never cancels it: someone else may be following that task.
     pub async fn run_task_inline(&self, tool: &str, arguments: Value) -> Result<CallToolResponse, McpError> {
-        let view = self.runtime.create_task(self.create(tool, arguments)).await.map_err(to_mcp)?;
+        let (view, owned) = self.runtime.create_or_join_task(self.create(tool, arguments)).await.map_err(to_mcp)?;
         let id = view.record.id.clone();
         let principal = self.principal.as_deref();
         let mut pause = Duration::from_millis(2);
@@ -90,14 +91,18 @@ impl InlineCall {
                     return Err(McpError::internal_error(format!("task {id} was cancelled"), None));
                 }
                 mcp_tasks_core::TaskStatus::InputRequired => {
-                    self.cancel(&id).await;
+                    if owned {
+                        self.cancel(&id).await;
+                    }
                     return Err(tasks_required());
                 }
                 mcp_tasks_core::TaskStatus::Working => {}
             }
             tokio::select! {
                 _ = self.cancelled.cancelled() => {
-                    self.cancel(&id).await;
+                    if owned {
+                        self.cancel(&id).await;
+                    }
                     return Err(McpError::internal_error("the request was cancelled", None));
                 }
                 _ = self.server_stop.cancelled() => {

@@ -26,15 +26,21 @@ impl TaskTool for Declared {
 #[tokio::test]
 async fn the_hint_grows_with_the_expected_duration() {
     let h = start_with(|b| {
-        b.tool(Declared("one_minute", Duration::from_secs(60))).tool(Declared("ten_minutes", Duration::from_secs(600)))
+        b.tool(Declared("one_second", Duration::from_secs(1)))
+            .tool(Declared("one_minute", Duration::from_secs(60)))
+            .tool(Declared("ten_minutes", Duration::from_secs(600)))
+            .tool(Declared("a_day", Duration::from_secs(100_000)))
     })
     .await;
     let c = client(&h.url).await;
-    let short = create(&c, "one_minute", json!({})).await.task.poll_interval_ms.unwrap();
-    let long = create(&c, "ten_minutes", json!({})).await.task.poll_interval_ms.unwrap();
-    let hint = &h.server.runtime().policy().poll_hint;
-    assert_eq!(short, hint.hint_for(Some(Duration::from_secs(60))).as_millis() as u64);
-    assert_eq!(long, hint.hint_for(Some(Duration::from_secs(600))).as_millis() as u64);
-    assert!(long > short, "{long} vs {short}");
+    let hint = |tool: &'static str| {
+        let c = &c;
+        async move { create(c, tool, json!({})).await.task.poll_interval_ms.unwrap() }
+    };
+    // The default policy: 2 % of the expected duration, within [250 ms, 60 s].
+    assert_eq!(hint("one_minute").await, 1_200);
+    assert_eq!(hint("ten_minutes").await, 12_000);
+    assert_eq!(hint("one_second").await, 250, "never below the floor");
+    assert_eq!(hint("a_day").await, 60_000, "never above the ceiling");
     h.stop().await;
 }

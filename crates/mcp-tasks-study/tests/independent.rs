@@ -229,6 +229,7 @@ async fn e4_at_other_parameters_matches_the_orphan_rule() {
 async fn e5_clients_that_honour_the_window_always_survive() {
     let params = other_e4(vec![5_000.0, 200_000.0, 600_000.0, 3_600_000.0]);
     let r = e4::run_grid(&params, true, &Silent).await.unwrap();
+    assert_eq!(r.cells.len(), 4 * params.orphan_window_s.len(), "one cell per backoff × window");
     for c in &r.cells {
         // The client's gap is at most half the window, rounded up to a sweep.
         let bound = ((c.orphan_window_s / 2.0) / 20.0).ceil() * 20.0;
@@ -251,14 +252,17 @@ async fn e5_hinted_cells_follow_the_hint_as_a_floor() {
     for h in &r.hints {
         assert_eq!(h.hint_ms, mcp_tasks_study::e5::hint_ms(&policy, h.duration_s));
     }
+    let mut hinted = 0;
     for c in &r.frontier {
         let PollCellPolicy::Hinted { max_ms, hint_ms } = c.policy else { continue };
+        hinted += 1;
         // The server's default hint: 2 % of the expected duration, within [0.25 s, 60 s].
         assert_eq!(hint_ms, (c.duration_s * 0.02 * 1000.0).clamp(250.0, 60_000.0));
         let (polls, stale) = simulate_cell(c.duration_s, 2, 3, |seed| Delays { hint: Some(hint_ms), ..Delays::new(seed, max_ms) });
         assert_eq!(c.polls_mean, polls, "{c:?}");
         assert_eq!(c.stale_p50_s, stale, "{c:?}");
     }
+    assert_eq!(hinted, 2 * e2p.adaptive_max_ms.len(), "one hinted cell per duration × adaptive ceiling");
 }
 
 #[tokio::test]

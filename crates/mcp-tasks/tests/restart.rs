@@ -85,14 +85,23 @@ async fn a_killed_server_restarts_and_every_task_resolves() {
     let mut second = spawn(&db, &first.listen_addr(), &["--shutdown-grace", "1s"]);
     assert_eq!(second.url, url);
 
-    // The follower carries on to the result.
-    let outcome = tokio::time::timeout(Duration::from_secs(60), follower).await.unwrap().unwrap().unwrap();
+    // The follower carries on to the result — well before the dead process's
+    // 30 s lease could lapse: start-up triage, not lease expiry, resumed it.
+    let outcome = tokio::time::timeout(Duration::from_secs(20), follower).await.unwrap().unwrap().unwrap();
     match &outcome {
         TaskOutcome::Completed { result, .. } => {
             assert!(result["content"][0]["text"].as_str().unwrap().contains("Report on crashes"), "{result}");
         }
         other => panic!("the triaged task did not finish: {other:?}"),
     }
+    let shown = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["tasks", "show", &running.task_id, "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    let record: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(record["attempt"], 2, "triage resumed the in-flight task as its next attempt: {record}");
 
     // The completed task is intact.
     let client = TasksClient::connect(options(&url)).await.unwrap();
