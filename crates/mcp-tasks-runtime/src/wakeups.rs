@@ -81,8 +81,9 @@ mod tests {
         let mut a = w.subscribe(&id);
         let mut b = w.subscribe(&id);
         w.answered(&id);
-        a.answered().await;
-        b.answered().await;
+        let wait = std::time::Duration::from_secs(5);
+        tokio::time::timeout(wait, a.answered()).await.expect("a missed the answer");
+        tokio::time::timeout(wait, b.answered()).await.expect("b missed the answer");
         drop(a);
         drop(b);
         assert!(w.inputs().is_empty());

@@ -28,11 +28,11 @@ async fn an_unleased_task_is_cancelled_at_once() {
 async fn a_running_handler_sees_cancellation_and_the_task_ends_cancelled() {
     let clock = clock();
     let (g, mut gate) = gate();
+    let (passed_tx, mut passed_rx) = tokio::sync::mpsc::unbounded_channel();
     let tool = FnTool::new("slow", move |ctx| {
-        let g = g.clone();
+        let (g, passed_tx) = (g.clone(), passed_tx.clone());
         async move {
-            let passed = g.pass(&ctx).await;
-            assert!(!passed, "released by cancellation, not by the gate");
+            let _ = passed_tx.send(g.pass(&ctx).await);
             ctx.sleep(Duration::from_secs(3600)).await.map_err(|_| ToolFailure::permanent("cancelled"))?;
             Ok(json!({}))
         }
@@ -49,6 +49,7 @@ async fn a_running_handler_sees_cancellation_and_the_task_ends_cancelled() {
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(r.status, TaskStatus::Cancelled);
     assert_eq!(r.lease, None);
+    assert_eq!(passed_rx.try_recv(), Ok(false), "released by cancellation, not by the gate");
 }
 
 #[tokio::test]

@@ -53,7 +53,11 @@ async fn restart_triage_settles_every_leased_task() {
 
     // Run everything; `exhausted` fails twice first and hangs on its third attempt.
     let mut hanging = 0;
-    while hanging < 4 {
+    for round in 0.. {
+        assert!(round < 20, "only {hanging} of 4 handlers reached the gate");
+        if hanging == 4 {
+            break;
+        }
         dead.run_due_once().await.unwrap();
         while let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(200), gate.arrived_opt()).await {
             hanging += 1;

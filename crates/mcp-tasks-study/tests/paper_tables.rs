@@ -60,10 +60,12 @@ fn e2_means_are_the_models_exact_doubles() {
     assert_eq!(polls(60.0, PollCellPolicy::Adaptive { max_ms: 10_000.0 }), 3293.0 / 220.0);
     assert_eq!(polls(300.0, PollCellPolicy::Adaptive { max_ms: 10_000.0 }), 10280.0 / 220.0);
     assert_eq!(polls(1800.0, PollCellPolicy::Adaptive { max_ms: 10_000.0 }), 54367.0 / 220.0);
-    assert_eq!(format!("{:.4}", 2644.0f64 / 11.0), "240.3636");
-    assert_eq!(format!("{:.6}", 3293.0f64 / 220.0), "14.968182");
-    assert_eq!(format!("{:.6}", 10280.0f64 / 220.0), "46.727273");
-    assert_eq!(format!("{:.6}", 54367.0f64 / 220.0), "247.122727");
+    // The study's own means, printed as study-model.md gives them.
+    let printed = |d: f64, p: PollCellPolicy, places: usize| format!("{:.*}", places, polls(d, p));
+    assert_eq!(printed(60.0, PollCellPolicy::Fixed { interval_ms: 250.0 }, 4), "240.3636");
+    assert_eq!(printed(60.0, PollCellPolicy::Adaptive { max_ms: 10_000.0 }, 6), "14.968182");
+    assert_eq!(printed(300.0, PollCellPolicy::Adaptive { max_ms: 10_000.0 }, 6), "46.727273");
+    assert_eq!(printed(1800.0, PollCellPolicy::Adaptive { max_ms: 10_000.0 }, 6), "247.122727");
     // 11.85 prints as 11.8 because the stored double is 11.8499…
     let m = polls(60.0, PollCellPolicy::Adaptive { max_ms: 60_000.0 });
     assert_eq!(m, 2607.0 / 220.0);
