@@ -61,9 +61,13 @@ fn a_later_answer_that_omits_the_hint_keeps_the_floor() {
     let mut pacer = PollPacer::new(PollPolicy::default(), PyRandom::new(7));
     let mut bare = PollScheduler::new(PollPolicy::default(), PyRandom::new(7));
     pacer.observe(ServerHints::from_task(&task(Some(900), Some(60_000)), None));
-    assert_eq!(pacer.next_delay_ms(), bare.next_delay_ms(Some(900.0)));
+    // The hint disappears before the first delay is drawn: the floor stays.
     pacer.observe(ServerHints::from_task(&task(None, Some(60_000)), None));
     assert_eq!(pacer.hints().poll_interval_ms, Some(900));
+    let first = pacer.next_delay_ms();
+    assert_eq!(first, bare.next_delay_ms(Some(900.0)));
+    let mut unfloored = PollScheduler::new(PollPolicy::default(), PyRandom::new(7));
+    assert_ne!(first, unfloored.next_delay_ms(None), "the floor must show in the first delay");
     assert_eq!(pacer.next_delay_ms(), bare.next_delay_ms(Some(900.0)));
 }
 

@@ -132,8 +132,20 @@ fn parameters_change_the_run() {
     // Phases 0.9, 1.0, 1.1 of 120 s polled every 0.5 s: 216, 240, 264 polls.
     assert_eq!(num(&cells[0], "polls_mean"), 240.0);
     assert_eq!(cells[1]["runs"], 6);
-    let v = json(&["e4", "--max-backoff-ms", "100000", "--orphan-window-s", "60", "--sweep-interval-s", "10", "--task-duration-s", "600"]);
-    assert_eq!(v["cells"].as_array().unwrap().len(), 1);
+    // A 100 s backoff under a 60 s window is orphaned, at a sweep instant
+    // (a multiple of the sweep interval given) and before the task would end.
+    for sweep in [10u32, 7] {
+        let v = json(&["e4", "--max-backoff-ms", "100000", "--orphan-window-s", "60", "--sweep-interval-s", &sweep.to_string(), "--task-duration-s", "600"]);
+        let cells = v["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 1);
+        assert_eq!(cells[0]["orphaned"], true, "{v}");
+        let at = num(&cells[0], "cancelled_at_s");
+        assert!(at > 60.0 && at <= 600.0 && at % f64::from(sweep) == 0.0, "sweep {sweep} s: cancelled at {at}");
+    }
+    // A task shorter than the window ends before anyone can call it orphaned.
+    let v = json(&["e4", "--max-backoff-ms", "100000", "--orphan-window-s", "60", "--task-duration-s", "30"]);
+    assert_eq!(v["cells"][0]["orphaned"], false, "{v}");
+    assert!(v["cells"][0]["cancelled_at_s"].is_null(), "{v}");
 }
 
 #[test]
