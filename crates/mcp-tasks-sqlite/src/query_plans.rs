@@ -49,24 +49,18 @@ fn every_sweep_and_claim_uses_its_partial_index() {
     let conn =
         open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
     let t = Timestamp(0);
-    for query in [
-        SweepQuery::PastDeadline { now: t, limit: 10 },
-        SweepQuery::Unseen {
-            cutoff: t,
-            limit: 10,
-        },
-        SweepQuery::Expired { now: t, limit: 10 },
-        SweepQuery::Leased {
-            before: Some(t),
-            limit: 10,
-        },
-        SweepQuery::Leased {
-            before: None,
-            limit: 10,
-        },
+    // Each sweep has its own partial index, named here rather than taken
+    // from `sweep_sql`, so the SQL and its index cannot drift together.
+    for (query, expected) in [
+        (SweepQuery::PastDeadline { now: t, limit: 10 }, "tasks_deadline"),
+        (SweepQuery::Unseen { cutoff: t, limit: 10 }, "tasks_last_seen"),
+        (SweepQuery::Expired { now: t, limit: 10 }, "tasks_expiry"),
+        (SweepQuery::Leased { before: Some(t), limit: 10 }, "tasks_lease"),
+        (SweepQuery::Leased { before: None, limit: 10 }, "tasks_lease"),
     ] {
         let (sql, index) = sweep_sql(&query);
-        assert_uses(&conn, &sql, index);
+        assert_eq!(index, expected, "{query:?}");
+        assert_uses(&conn, &sql, expected);
     }
     assert_uses(&conn, &claim_sql(false), "tasks_claim");
     assert_uses(&conn, &claim_sql(true), "tasks_claim");
