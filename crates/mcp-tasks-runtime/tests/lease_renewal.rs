@@ -69,9 +69,18 @@ async fn a_lost_renewal_stops_the_handler() {
     let other = short_lease(&store, &clock).tool(returning("t", json!({"by": "other"}))).build().unwrap();
     let id = create(&worker, "t").await;
     worker.run_due_once().await.unwrap();
-    // Take the task over before the worker's first renewal (50 ms of real time) lands.
-    clock.advance(Duration::from_millis(150));
-    assert_eq!(other.triage_once(TriageScope::ExpiredLeases).await.unwrap().resumed, 1);
+    // Take the task over between two of the worker's renewals (every 50 ms of
+    // real time): each round lapses the lease on the manual clock; a renewal
+    // landing in between only means another round.
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        assert!(rounds <= 50, "never took the lease over");
+        clock.advance(Duration::from_millis(150));
+        if other.triage_once(TriageScope::ExpiredLeases).await.unwrap().resumed == 1 {
+            break;
+        }
+    }
     let taken = stored(&store, &id).await;
     tokio::time::timeout(Duration::from_secs(10), seen.recv()).await.expect("the lost renewal cancels the token");
     idle(&worker).await;
