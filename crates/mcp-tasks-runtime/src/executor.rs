@@ -48,12 +48,12 @@ pub(crate) async fn run_due_once(shared: &Arc<Shared>) -> Result<usize, RuntimeE
 struct Deregister {
     shared: Arc<Shared>,
     id: TaskId,
-    attempt: u32,
+    handler: Arc<RunningHandler>,
 }
 
 impl Drop for Deregister {
     fn drop(&mut self) {
-        self.shared.running.remove(&self.id, self.attempt);
+        self.shared.running.remove(&self.id, &self.handler);
         self.shared.wakeups.work_available();
     }
 }
@@ -71,7 +71,7 @@ impl<T> Drop for AbortOnDrop<T> {
 fn spawn_handler(shared: &Arc<Shared>, record: TaskRecord) {
     let handler = Arc::new(RunningHandler::new(record.attempt, record.max_attempts));
     shared.running.insert(record.id.clone(), handler.clone());
-    let deregister = Deregister { shared: shared.clone(), id: record.id.clone(), attempt: record.attempt };
+    let deregister = Deregister { shared: shared.clone(), id: record.id.clone(), handler: handler.clone() };
     let driver = tokio::spawn(drive(shared.clone(), record, handler.clone(), deregister));
     handler.set_abort(driver.abort_handle());
 }

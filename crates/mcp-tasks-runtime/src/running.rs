@@ -93,9 +93,15 @@ impl Running {
         map.insert((id, handler.attempt), handler);
     }
 
-    /// Deregisters one attempt's handler (never another attempt's).
-    pub(crate) fn remove(&self, id: &TaskId, attempt: u32) {
-        lock(&self.map).remove(&(id.clone(), attempt));
+    /// Deregisters `handler` — only it: never another attempt's handler, nor
+    /// a newer claim of the same attempt (a snoozed task claimed again).
+    pub(crate) fn remove(&self, id: &TaskId, handler: &Arc<RunningHandler>) {
+        let mut map = lock(&self.map);
+        let key = (id.clone(), handler.attempt);
+        if map.get(&key).is_some_and(|h| Arc::ptr_eq(h, handler)) {
+            map.remove(&key);
+        }
+        drop(map);
         self.changed.notify_waiters();
     }
 
@@ -145,5 +151,29 @@ mod tests {
         h.stop(StopReason::Shutdown);
         assert_eq!(h.reason(), Some(StopReason::CancelRequested));
         assert!(h.token.is_cancelled());
+    }
+
+    #[test]
+    fn a_handler_deregisters_only_itself() {
+        let running = Running::default();
+        let id = TaskId::from("t");
+        let first = Arc::new(RunningHandler::new(1, 3));
+        running.insert(id.clone(), first.clone());
+        // The same attempt claimed again (a snoozed task) before the first
+        // driver deregistered: the first one leaving must not drop the second.
+        let again = Arc::new(RunningHandler::new(1, 3));
+        running.insert(id.clone(), again.clone());
+        running.remove(&id, &first);
+        assert!(running.runs(&id, 1), "the newer claim stays registered");
+        assert_eq!(first.reason(), None, "the same attempt is not a lost lease");
+        // A next attempt tells the older one it lost its lease; both count.
+        let next = Arc::new(RunningHandler::new(2, 3));
+        running.insert(id.clone(), next.clone());
+        assert_eq!(again.reason(), Some(StopReason::LeaseLost));
+        assert_eq!(running.len(), 2);
+        running.remove(&id, &again);
+        assert!(running.runs(&id, 2) && !running.runs(&id, 1));
+        running.remove(&id, &next);
+        assert_eq!(running.len(), 0);
     }
 }

@@ -68,7 +68,7 @@ impl Runtime {
             handler.stop(StopReason::Shutdown);
             handler.abort();
             executor::release_at_shutdown(shared, &id, &handler).await;
-            shared.running.remove(&id, handler.attempt);
+            shared.running.remove(&id, &handler);
         }
         let loops: Vec<_> = shared.background.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
         for handle in loops {
