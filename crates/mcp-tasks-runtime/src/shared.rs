@@ -88,10 +88,7 @@ impl Shared {
     /// Reads a task the caller may see: another principal's task is
     /// reported exactly like a missing one.
     pub(crate) async fn read_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskRecord, RuntimeError> {
-        match self.store.get(id).await? {
-            Some(r) if r.principal.as_deref() == principal => Ok(r),
-            _ => Err(RuntimeError::TaskNotFound(id.clone())),
-        }
+        self.store.get_visible(id, principal).await?.ok_or_else(|| RuntimeError::TaskNotFound(id.clone()))
     }
 
     /// The wire view of `record`.

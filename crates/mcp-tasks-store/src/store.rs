@@ -36,6 +36,25 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// Reads one task.
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError>;
 
+    /// Reads one task only if `principal` owns it (`None` owns only
+    /// anonymous tasks); another principal's task reads as missing.
+    ///
+    /// A backend should check the owner *before* decoding the row, so that
+    /// another principal's task costs no more time than an unknown id (a
+    /// timing difference would tell a caller that the id exists). The default
+    /// reads the whole row first.
+    async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
+        Ok(self.get(id).await?.filter(|r| r.principal.as_deref() == principal))
+    }
+
+    /// Whether the store can serve: `Ok` when it answers and can accept
+    /// writes. Readiness probes call it; a backend that detects it can no
+    /// longer write durably (its file was deleted, its database is gone)
+    /// reports the cause here. The default is always ready.
+    async fn health(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Records poll instants in one write: `last_polled_at = max(old, ts)`.
     /// Does not bump the version or touch `updated_at`. Unknown ids are
     /// ignored.
