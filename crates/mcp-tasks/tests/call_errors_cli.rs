@@ -160,3 +160,10 @@ fn an_html_page_is_not_mistaken_for_mcp() {
         )
     );
 }
+
+#[test]
+fn a_url_that_is_not_http_is_printed_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = error_line(&call(dir.path(), "ftp://example.org/mcp", &[]));
+    assert_eq!(line, "error: not an http(s) URL: ftp://example.org/mcp");
+}

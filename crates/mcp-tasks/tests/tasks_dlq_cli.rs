@@ -230,3 +230,17 @@ fn purge_before_takes_ages_and_days_and_one_clear_error() {
     assert_eq!(stderr.matches("RFC 3339").count(), 1, "said once: {stderr}");
     assert!(ok(&db, &["dlq", "list"]).contains(one_minute.as_str()), "a bad flag purges nothing");
 }
+
+#[test]
+fn unknown_ids_are_printed_plainly() {
+    let Seeded { _dir, db, .. } = seeded();
+    for (args, line) in [
+        (&["tasks", "show", "NOPE"][..], format!("error: task NOPE not found in {}", db.display())),
+        (&["dlq", "show", "NOPE"][..], format!("error: no dead letter for task NOPE in {}", db.display())),
+        (&["dlq", "requeue", "NOPE"][..], format!("error: no dead letter for task NOPE in {}", db.display())),
+    ] {
+        let out = cli(&db, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), line, "{args:?}");
+    }
+}
