@@ -167,3 +167,16 @@ fn a_url_that_is_not_http_is_printed_as_given() {
     let line = error_line(&call(dir.path(), "ftp://example.org/mcp", &[]));
     assert_eq!(line, "error: not an http(s) URL: ftp://example.org/mcp");
 }
+
+#[test]
+fn a_cause_already_in_the_message_is_not_printed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["call", "http://127.0.0.1:1/mcp", "long_running_report", "--book", "/dev/null/book/client.db"])
+        .stdin(Stdio::null())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(line.starts_with("error: cannot create the handle book's directory /dev/null/book: "), "{line}");
+}
