@@ -22,6 +22,7 @@ use tokio::sync::Mutex;
 use crate::book::{HandleBook, HandleRecord, Resolution};
 use crate::error::{BookError, ClientError};
 use crate::events::{TaskEvent, TaskObserver};
+use crate::failure::Attempt;
 use crate::input::{InputPrompt, InputResponder};
 use crate::ledger::InputLedger;
 use crate::outcome::TaskOutcome;
@@ -242,7 +243,7 @@ impl TasksClient {
         let service = info
             .serve_with_lifecycle(transport, lifecycle)
             .await
-            .map_err(|e| ClientError::Connect { url: self.options.url.clone(), source: Box::new(e) })?;
+            .map_err(|e| ClientError::from_initialize(self.attempt(), &e))?;
         let supports = service.peer().peer_info().is_some_and(|p| p.capabilities.supports_tasks());
         self.supports_tasks.store(supports, Ordering::Relaxed);
         let service = Arc::new(service);
@@ -258,6 +259,11 @@ impl TasksClient {
         }
     }
 
+    /// What error classification needs to know about this client's requests.
+    fn attempt(&self) -> Attempt<'_> {
+        Attempt { url: &self.options.url, token_sent: self.options.bearer_token.is_some() }
+    }
+
     async fn checked<T>(
         &self,
         service: &Arc<Service>,
@@ -268,7 +274,7 @@ impl TasksClient {
         match r {
             Ok(v) => Ok(v),
             Err(e) => {
-                let e = ClientError::from_service(method, task_id, e);
+                let e = ClientError::from_service(method, self.attempt(), task_id, e);
                 if e.is_transient() {
                     self.forget(service).await;
                 }

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 
+use crate::failure::{Attempt, TransportFailure};
+
 /// An error from the handle book.
 #[derive(Debug, thiserror::Error)]
 pub enum BookError {
@@ -46,7 +48,7 @@ pub enum BookError {
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The URL is not an `http://` or `https://` URL.
-    #[error("not an http(s) URL: {url:?}")]
+    #[error("not an http(s) URL: {url}")]
     InvalidUrl {
         /// What was given.
         url: String,
@@ -58,13 +60,12 @@ pub enum ClientError {
         got: &'static str,
     },
     /// `server/discover` failed: the server is unreachable, legacy-only, or refused us.
-    #[error("cannot start an MCP 2026-07-28 session with {url}: {source}")]
+    #[error("cannot start an MCP session with {url}: {failure}")]
     Connect {
         /// The server.
         url: String,
-        /// rmcp's reason.
-        #[source]
-        source: Box<ClientInitializeError>,
+        /// What happened (rmcp's error, sorted; its full chain goes to the debug log).
+        failure: TransportFailure,
     },
     /// The server answered a request with a JSON-RPC error.
     #[error("{method} failed with JSON-RPC error {code}: {message}")]
@@ -87,13 +88,14 @@ pub enum ClientError {
         message: String,
     },
     /// The request never got an answer (network, server down, transport closed).
-    #[error("{method} did not reach the server: {source}")]
+    #[error("{method} got no answer from {url}: {failure}")]
     Transport {
         /// The method.
         method: &'static str,
-        /// rmcp's reason.
-        #[source]
-        source: ServiceError,
+        /// The server.
+        url: String,
+        /// What happened (rmcp's error, sorted; its full chain goes to the debug log).
+        failure: TransportFailure,
     },
     /// The server answered with something this method cannot return.
     #[error("{method}: the server's answer does not fit the protocol: {detail}")]
@@ -142,8 +144,18 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// Sorts an rmcp error from `method` into the right variant.
-    pub(crate) fn from_service(method: &'static str, task_id: Option<&str>, e: ServiceError) -> Self {
+    /// Sorts a failed `server/discover` at `at` into a readable [`ClientError::Connect`].
+    pub(crate) fn from_initialize(at: Attempt<'_>, e: &ClientInitializeError) -> Self {
+        tracing::debug!(url = at.url, error = ?e, "server/discover failed");
+        ClientError::Connect { url: at.url.to_owned(), failure: TransportFailure::of_initialize(e, at) }
+    }
+
+    /// Sorts an rmcp error from `method` at `at` into the right variant.
+    pub(crate) fn from_service(method: &'static str, at: Attempt<'_>, task_id: Option<&str>, e: ServiceError) -> Self {
+        if let Some(failure) = TransportFailure::of_service(&e, at) {
+            tracing::debug!(method, url = at.url, error = ?e, "request got no answer");
+            return ClientError::Transport { method, url: at.url.to_owned(), failure };
+        }
         match e {
             ServiceError::McpError(err) => {
                 if let Some(task_id) = task_id
@@ -156,7 +168,7 @@ impl ClientError {
             ServiceError::UnexpectedResponse => {
                 ClientError::Protocol { method, detail: "unexpected result type".to_owned() }
             }
-            other => ClientError::Transport { method, source: other },
+            other => ClientError::Protocol { method, detail: other.to_string() },
         }
     }
 

@@ -15,6 +15,7 @@ mod book;
 mod client;
 mod error;
 mod events;
+mod failure;
 mod input;
 mod ledger;
 mod outcome;
@@ -27,6 +28,7 @@ pub use client::{
 };
 pub use error::{BookError, ClientError};
 pub use events::{Silent, TaskEvent, TaskObserver};
+pub use failure::TransportFailure;
 pub use input::{DeclineAll, FnResponder, InputPrompt, InputResponder, elicit_accept, elicit_cancel, elicit_decline};
 pub use ledger::InputLedger;
 pub use outcome::TaskOutcome;

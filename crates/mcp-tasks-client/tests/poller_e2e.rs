@@ -350,3 +350,28 @@ fn the_client_declares_the_tasks_extension_and_form_elicitation() {
     assert!(caps.supports_tasks());
     assert!(caps.elicitation.is_some());
 }
+
+#[tokio::test]
+async fn transport_failures_are_sorted_into_what_happened() {
+    use mcp_tasks_client::TransportFailure;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let err = TasksClient::connect(ClientOptions::new(format!("http://{addr}/mcp"))).await.unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Connect { failure: TransportFailure::ConnectionRefused { address }, .. } if *address == addr.to_string()),
+        "{err}"
+    );
+
+    let running = serve(TestServer::new(Settings::default())).await;
+    let wrong = running.url.replace("/mcp", "/nope");
+    let err = TasksClient::connect(options(&wrong)).await.unwrap_err();
+    assert!(matches!(&err, ClientError::Connect { failure: TransportFailure::NotFound { path }, .. } if path == "/nope"), "{err}");
+
+    // A request after the server went away: a transport failure, transient.
+    let client = TasksClient::connect(options(&running.url)).await.unwrap();
+    running.stop().await;
+    let err = client.get("any").await.unwrap_err();
+    assert!(matches!(&err, ClientError::Transport { method: "tasks/get", failure, .. } if failure.is_transient()), "{err}");
+    assert!(err.is_transient());
+}

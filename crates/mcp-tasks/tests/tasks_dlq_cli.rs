@@ -155,7 +155,7 @@ fn dlq_list_show_requeue_purge() {
     assert_eq!(cli(&db, &["dlq", "show", "nope"]).status.code(), Some(1));
 
     assert_eq!(ok(&db, &["dlq", "purge", "--before", "2000-01-01T00:00:00Z"]).trim(), "purged 0 dead letters");
-    let bad = cli(&db, &["dlq", "purge", "--before", "yesterday"]);
+    let bad = cli(&db, &["dlq", "purge", "--before", "last tuesday"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
     assert_eq!(cli(&db, &["dlq", "purge"]).status.code(), Some(2), "purge needs --all, IDs or --before");
@@ -178,4 +178,69 @@ fn a_missing_database_is_an_error_not_an_empty_one() {
         .output()
         .unwrap();
     assert_eq!(flag.status.code(), Some(2));
+}
+
+/// A dead letter for a fresh task of `tool`, dead at `dead_at`.
+fn dead_letter(db: &Path, tool: &str, dead_at: Timestamp) -> TaskId {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let store = SqliteStore::open(db).unwrap();
+        let task = store.create(new_task(tool, dead_at)).await.unwrap().record;
+        let error = TaskError::internal("boom");
+        let change = Change {
+            now: dead_at,
+            status: Some(TaskStatus::Failed),
+            terminal_at: Some(dead_at),
+            error: Some(error.clone()),
+            dead_letter: Some(NewDeadLetter { reason: "poison".into(), error, dead_at }),
+            ..Change::default()
+        };
+        let outcomes = store.apply(vec![GuardedUpdate::change(Guard::read(&task), change)]).await.unwrap();
+        assert!(outcomes[0].applied());
+        task.id
+    })
+}
+
+#[test]
+fn purge_before_takes_ages_and_days_and_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let ago = |minutes: i64| Timestamp::from_millis(now_ms - minutes * 60_000);
+    let three_days = dead_letter(&db, "old", ago(3 * 24 * 60));
+    let three_hours = dead_letter(&db, "recent", ago(3 * 60));
+    let one_minute = dead_letter(&db, "new", ago(1));
+
+    assert_eq!(ok(&db, &["dlq", "purge", "--before", "yesterday"]).trim(), "purged 1 dead letter");
+    let left = ok(&db, &["dlq", "list"]);
+    assert!(!left.contains(three_days.as_str()) && left.contains(three_hours.as_str()), "{left}");
+    assert_eq!(ok(&db, &["dlq", "purge", "--before", "2h"]).trim(), "purged 1 dead letter");
+    let left = ok(&db, &["dlq", "list"]);
+    assert!(!left.contains(three_hours.as_str()) && left.contains(one_minute.as_str()), "{left}");
+
+    let bad = cli(&db, &["dlq", "purge", "--before", "the day before"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    let first = stderr.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "error: invalid value 'the day before' for '--before <WHEN>': expected an RFC 3339 instant \
+         (2026-07-28T10:30:00Z), an age such as 2h or 30m (that long ago), or today or yesterday (midnight UTC)"
+    );
+    assert_eq!(stderr.matches("RFC 3339").count(), 1, "said once: {stderr}");
+    assert!(ok(&db, &["dlq", "list"]).contains(one_minute.as_str()), "a bad flag purges nothing");
+}
+
+#[test]
+fn unknown_ids_are_printed_plainly() {
+    let Seeded { _dir, db, .. } = seeded();
+    for (args, line) in [
+        (&["tasks", "show", "NOPE"][..], format!("error: task NOPE not found in {}", db.display())),
+        (&["dlq", "show", "NOPE"][..], format!("error: no dead letter for task NOPE in {}", db.display())),
+        (&["dlq", "requeue", "NOPE"][..], format!("error: no dead letter for task NOPE in {}", db.display())),
+    ] {
+        let out = cli(&db, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), line, "{args:?}");
+    }
 }

@@ -29,6 +29,16 @@ impl ToolSet {
     }
 }
 
+impl std::fmt::Display for ToolSet {
+    /// The name `--tools` takes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ToolSet::Demo => "demo",
+            ToolSet::Conformance => "conformance",
+        })
+    }
+}
+
 impl FromStr for ToolSet {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -65,5 +75,12 @@ mod tests {
         assert_eq!(parse_tool_sets("conformance, conformance").unwrap(), vec![ToolSet::Conformance]);
         assert!(parse_tool_sets("demo,nope").unwrap_err().contains("nope"));
         assert!(parse_tool_sets("").is_err());
+    }
+
+    #[test]
+    fn a_tool_set_prints_as_the_name_it_is_given_by() {
+        for set in [ToolSet::Demo, ToolSet::Conformance] {
+            assert_eq!(set.to_string().parse::<ToolSet>(), Ok(set));
+        }
     }
 }

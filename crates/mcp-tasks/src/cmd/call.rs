@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use mcp_tasks_client::rmcp::model::InputRequest;
 use mcp_tasks_client::{
     BOOK_ENV, ClientError, ClientOptions, HandleBook, HandleRecord, InputPrompt, InputResponder, Started,
-    TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient, elicit_accept, elicit_decline,
+    TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient, TransportFailure, elicit_accept, elicit_decline,
 };
 use mcp_tasks_core::TaskStatus;
 use serde_json::{Map, Value, json};
@@ -80,9 +80,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let book = HandleBook::open(&book_path)?;
     let ui = Ui::new(std::io::stderr().is_terminal());
-    let client = TasksClient::connect(options(&args, &url)).await?.with_book(book);
+    let client = TasksClient::connect(options(&args, &url)).await.map_err(explained)?.with_book(book);
     let responder = TerminalResponder::new(ui.clone());
-    let started = client.start(&tool, arguments, &responder, &ui).await?;
+    let started = client.start(&tool, arguments, &responder, &ui).await.map_err(explained)?;
     let code = match started {
         Started::Complete(outcome) => report(&ui, &outcome, args.json, None),
         Started::Task(handle) => follow(&client, &handle, &responder, &ui, args.json, None).await?,
@@ -114,7 +114,7 @@ async fn resume(args: &Args, book: HandleBook, ui: &Ui) -> anyhow::Result<ExitCo
     }
     let mut worst = EXIT_OK;
     for (url, records) in by_url {
-        let client = TasksClient::connect(options(args, &url)).await?.with_book(book.clone());
+        let client = TasksClient::connect(options(args, &url)).await.map_err(explained)?.with_book(book.clone());
         let responder = TerminalResponder::new(ui.clone());
         for record in records {
             ui.line(&format!("resuming task {} ({}) on {url}", record.task_id, record.tool));
@@ -169,11 +169,32 @@ async fn follow(
             if json_out {
                 let mut v = json!({ "status": "lost", "taskId": handle.task_id, "error": e.to_string() });
                 add_context(&mut v, resumed);
-                println!("{v}");
+                ui.result(&v.to_string());
             }
             Ok(EXIT_LOST)
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(explained(e)),
+    }
+}
+
+/// A client error as the one line the CLI prints: the client's own text
+/// (which already names the cause; its sources would only repeat it), plus
+/// the flag that fixes it where there is one.
+fn explained(e: ClientError) -> anyhow::Error {
+    let failure = match &e {
+        ClientError::Connect { failure, .. } | ClientError::Transport { failure, .. } => Some(failure),
+        _ => None,
+    };
+    let hint = match failure {
+        Some(TransportFailure::Unauthorized { token_sent: false }) => Some("pass --token or set MCP_TASKS_TOKEN"),
+        Some(TransportFailure::Unauthorized { token_sent: true } | TransportFailure::Forbidden) => {
+            Some("check the token given by --token or MCP_TASKS_TOKEN")
+        }
+        _ => None,
+    };
+    match hint {
+        Some(hint) => anyhow::anyhow!("{e}; {hint}"),
+        None => anyhow::anyhow!("{e}"),
     }
 }
 
@@ -186,16 +207,15 @@ fn add_context(v: &mut Value, resumed: Option<&HandleRecord>) {
 
 /// Prints the outcome (result text on stdout, or JSON) and picks the exit code.
 fn report(ui: &Ui, outcome: &TaskOutcome, json_out: bool, resumed: Option<&HandleRecord>) -> u8 {
-    ui.clear();
     if json_out {
         let mut v = outcome.to_json();
         add_context(&mut v, resumed);
-        println!("{v}");
+        ui.result(&v.to_string());
     }
     match outcome {
         TaskOutcome::Completed { .. } => {
             if !json_out {
-                println!("{}", outcome.text().unwrap_or_default());
+                ui.result(&outcome.text().unwrap_or_default());
             }
             if outcome.is_tool_error() {
                 ui.line("the tool reported an error (isError: true)");
@@ -224,7 +244,9 @@ struct Ui {
 impl Ui {
     fn new(terminal: bool) -> Self {
         let bar = terminal.then(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            // Cleared, not left behind, however `call` ends (an error included).
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+                .with_finish(ProgressFinish::AndClear);
             bar.set_style(ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
             bar.enable_steady_tick(Duration::from_millis(120));
             bar.set_message("calling…");
@@ -241,9 +263,12 @@ impl Ui {
         }
     }
 
-    fn clear(&self) {
-        if let Some(bar) = &self.bar {
-            bar.set_message("");
+    /// The result, on stdout. The spinner is taken off the terminal while it
+    /// prints (and drawn again below it), so no spinner line stays above it.
+    fn result(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| println!("{text}")),
+            None => println!("{text}"),
         }
     }
 

@@ -7,12 +7,13 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mcp_tasks_core::{Policy, TaskId};
+use mcp_tasks_core::{Policy, TaskId, Timestamp};
 use mcp_tasks_runtime::{Runtime, RuntimeError};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
 
 use super::policy_args::PolicyArgs;
-use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, parse_when, print_json, print_one, when};
+use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, print_json, print_one, when};
+use super::instant_arg::parse_instant;
 
 /// Flags of `mcp-tasks dlq`.
 pub(crate) type Args = InspectArgs<Command>;
@@ -59,9 +60,10 @@ pub(crate) enum Command {
         /// These dead-lettered tasks.
         #[arg(value_name = "ID")]
         ids: Vec<String>,
-        /// Those dead before this RFC 3339 instant (e.g. 2026-07-28T00:00:00Z).
-        #[arg(long, value_name = "RFC3339")]
-        before: Option<String>,
+        /// Those dead before this instant: RFC 3339 (2026-07-28T00:00:00Z), an
+        /// age such as 2h or 30m (that long ago), today or yesterday (midnight UTC).
+        #[arg(long, value_name = "WHEN", value_parser = parse_instant)]
+        before: Option<Timestamp>,
         /// Only letters of this tool.
         #[arg(long, value_name = "T")]
         tool: Option<String>,
@@ -101,9 +103,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(e.into()),
         },
         Command::Purge { all, ids, before, tool } => {
-            let dead_before = before.as_deref().map(parse_when).transpose()?;
             let task_ids = (!all && !ids.is_empty()).then(|| ids.into_iter().map(TaskId).collect());
-            let n = dlq.purge(PurgeQuery { task_ids, dead_before, tool }).await?;
+            let n = dlq.purge(PurgeQuery { task_ids, dead_before: before, tool }).await?;
             println!("purged {n} dead letter{}", if n == 1 { "" } else { "s" });
         }
     }

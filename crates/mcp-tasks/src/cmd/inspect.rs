@@ -117,15 +117,6 @@ pub(super) fn or_dash<T: ToString>(value: Option<&T>) -> String {
     value.map_or_else(|| "-".to_owned(), ToString::to_string)
 }
 
-/// Parses RFC 3339 text (`2026-07-28T10:30:00Z`) into an instant.
-pub(super) fn parse_when(text: &str) -> anyhow::Result<Timestamp> {
-    use time::format_description::well_known::Rfc3339;
-    let t = time::OffsetDateTime::parse(text, &Rfc3339)
-        .with_context(|| format!("{text:?} is not an RFC 3339 instant (like 2026-07-28T10:30:00Z)"))?;
-    let ms = t.unix_timestamp_nanos() / 1_000_000;
-    Ok(Timestamp::from_millis(i64::try_from(ms).context("instant out of range")?))
-}
-
 /// `s` on one line, cut to `max` characters.
 pub(super) fn one_line(s: &str, max: usize) -> String {
     let flat: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();

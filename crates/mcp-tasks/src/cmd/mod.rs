@@ -4,6 +4,8 @@
 pub(crate) mod call;
 pub(crate) mod dlq;
 pub(crate) mod inspect;
+pub(crate) mod instant_arg;
+pub(crate) mod listen_addr;
 pub(crate) mod policy_args;
 pub(crate) mod serve;
 pub(crate) mod study;

@@ -13,14 +13,15 @@ use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
 use mcp_tasks_store::TaskStore;
 
+use super::listen_addr::parse_listen;
 use super::policy_args::PolicyArgs;
 
 /// Flags of `mcp-tasks serve`. Each has an `MCP_TASKS_*` environment
 /// equivalent; flags override the `--config` file, which overrides defaults.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Address to listen on.
-    #[arg(long, env = "MCP_TASKS_LISTEN", default_value = "127.0.0.1:8080")]
+    /// Address to listen on: HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a bare PORT (on 127.0.0.1).
+    #[arg(long, env = "MCP_TASKS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     listen: SocketAddr,
     /// The SQLite task database (created on first run).
     #[arg(long, env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db")]
@@ -50,6 +51,10 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging();
     let policy = args.policy.policy()?;
+    // Bound before the database is opened: a port in use leaves no new file behind.
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
     let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
         .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
     let store: Arc<dyn TaskStore> = Arc::new(store);
@@ -72,10 +77,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         builder = builder.allowed_hosts(args.allowed_hosts.clone());
     }
     let server = builder.build()?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let sets: Vec<String> = sets.iter().map(|s| format!("{s:?}").to_lowercase()).collect();
+    let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
     tracing::info!(
         "listening on http://{}{MCP_PATH} (store: SQLite {}, tools: {})",
         listener.local_addr()?,
