@@ -52,7 +52,7 @@ pub(crate) async fn open_pool(
 ) -> Result<Pool, StoreError> {
     let mut config: tokio_postgres::Config = url
         .parse()
-        .map_err(|e| open_error(shown_url, format!("invalid database URL: {e}")))?;
+        .map_err(|e| open_error(shown_url, format!("invalid database URL: {}", describe(&e))))?;
     config.connect_timeout(options.connect_timeout);
     let manager = Manager::from_config(
         config,
@@ -203,4 +203,45 @@ async fn inspect(
         )),
         Some(v) => Found::Ours(v),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use deadpool_postgres::GenericClient;
+
+    use super::open_pool;
+    use crate::options::PostgresOptions;
+    use crate::testing::TestDatabase;
+
+    /// Every pooled session commits durably, even when the URL (or the role,
+    /// or the database) turned `synchronous_commit` off.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pooled_sessions_keep_synchronous_commit_on() {
+        let Some(db) = TestDatabase::create().await else { return };
+        let url = db.url().replace(
+            "options=-csearch_path",
+            "options=-csynchronous_commit%3Doff%20-csearch_path",
+        );
+        let plain = |url: String| async move {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("connect");
+            tokio::spawn(connection);
+            let row = client.query_one("SHOW synchronous_commit", &[]).await.expect("show");
+            row.get::<_, String>(0)
+        };
+        assert_eq!(plain(url.clone()).await, "off", "the URL turns it off for a plain session");
+        let pool = open_pool(&url, "(test)", &PostgresOptions::default())
+            .await
+            .expect("open");
+        for _ in 0..3 {
+            let client = pool.get().await.expect("pooled connection");
+            let setting: String = client
+                .query_one("SHOW synchronous_commit", &[])
+                .await
+                .expect("show")
+                .get(0);
+            assert_eq!(setting, "on");
+        }
+    }
 }
