@@ -16,7 +16,7 @@ use crate::schema::{LIVE, TERMINAL};
 
 /// A statement's parameter values, numbered in the order pushed.
 #[derive(Default)]
-struct Params {
+pub(crate) struct Params {
     values: Vec<Box<dyn ToSql + Sync + Send>>,
 }
 
@@ -27,7 +27,8 @@ impl Params {
         format!("${}", self.values.len())
     }
 
-    fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+    /// The values, as a statement takes them.
+    pub(crate) fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
         self.values
             .iter()
             .map(|v| &**v as &(dyn ToSql + Sync))
@@ -92,94 +93,98 @@ pub(crate) async fn apply_all(
     Ok(outcomes)
 }
 
-async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<UpdateOutcome, Failure> {
+/// The statement of one guarded update and its parameters: a `DELETE` of
+/// a terminal row, or an `UPDATE … RETURNING` of a live one.
+pub(crate) fn statement(update: &GuardedUpdate) -> (String, Params) {
     let GuardedUpdate { guard, update } = update;
     let mut params = Params::default();
-    let applied = match update {
+    let Update::Change(change) = update else {
+        let sql = format!("DELETE FROM tasks{} AND {TERMINAL}", guard_sql(guard, &mut params));
+        return (sql, params);
+    };
+    let mut sets = Vec::new();
+    let mut set = |column: &str, placeholder: String| {
+        sets.push(format!("{column} = {placeholder}"));
+    };
+    if change.is_visible() {
+        set("updated_at", params.push(change.now.as_millis()));
+    }
+    if let Some(s) = change.status {
+        set("status", params.push(s.as_str().to_owned()));
+    }
+    if let Some(m) = &change.status_message {
+        set("status_message", params.push(m.clone()));
+    }
+    if let Some(a) = change.attempt {
+        set("attempt", params.push(i64::from(a)));
+    }
+    if let Some(m) = change.max_attempts {
+        set("max_attempts", params.push(i64::from(m)));
+    }
+    if let Some(r) = change.run_at {
+        set("run_at", params.push(r.map(|t| t.as_millis())));
+    }
+    if let Some(lease) = &change.lease {
+        set("lease_owner", params.push(lease.as_ref().map(|l| l.owner.clone())));
+        set(
+            "lease_expires_at",
+            params.push(lease.as_ref().map(|l| l.expires_at.as_millis())),
+        );
+    }
+    if let Some(c) = change.cancel_requested {
+        set("cancel_requested", params.push(c));
+    }
+    if let Some(t) = change.terminal_at {
+        set("terminal_at", params.push(t.as_millis()));
+    }
+    if let Some(e) = change.expires_at {
+        set("expires_at", params.push(e.map(|t| t.as_millis())));
+    }
+    if let Some(r) = &change.result {
+        set("result", params.push(to_json(r)));
+    }
+    if let Some(e) = &change.error {
+        set("error", params.push(to_json(e)));
+    }
+    if let Some(r) = &change.input_requests {
+        set("input_requests", params.push(to_json(r)));
+    }
+    if let Some(r) = &change.input_responses {
+        set("input_responses", params.push(to_json(r)));
+    }
+    sets.push("version = version + 1".to_owned());
+    let sql = format!(
+        "UPDATE tasks SET {}{} AND {} RETURNING {TASK_COLUMNS}",
+        sets.join(", "),
+        guard_sql(guard, &mut params),
+        allowed_sources(change.status),
+    );
+    (sql, params)
+}
+
+async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<UpdateOutcome, Failure> {
+    let (sql, params) = statement(update);
+    let stmt = tx.prepare_cached(&sql).await?;
+    let applied = match &update.update {
         Update::Delete => {
-            let sql = format!(
-                "DELETE FROM tasks{} AND {TERMINAL}",
-                guard_sql(guard, &mut params)
-            );
-            let stmt = tx.prepare_cached(&sql).await?;
             (tx.execute(&stmt, &params.refs()).await? == 1).then_some(UpdateOutcome::Applied(None))
         }
-        Update::Change(change) => {
-            let mut sets = Vec::new();
-            let mut set = |column: &str, placeholder: String| {
-                sets.push(format!("{column} = {placeholder}"));
-            };
-            if change.is_visible() {
-                set("updated_at", params.push(change.now.as_millis()));
-            }
-            if let Some(s) = change.status {
-                set("status", params.push(s.as_str().to_owned()));
-            }
-            if let Some(m) = &change.status_message {
-                set("status_message", params.push(m.clone()));
-            }
-            if let Some(a) = change.attempt {
-                set("attempt", params.push(i64::from(a)));
-            }
-            if let Some(m) = change.max_attempts {
-                set("max_attempts", params.push(i64::from(m)));
-            }
-            if let Some(r) = change.run_at {
-                set("run_at", params.push(r.map(|t| t.as_millis())));
-            }
-            if let Some(lease) = &change.lease {
-                set("lease_owner", params.push(lease.as_ref().map(|l| l.owner.clone())));
-                set(
-                    "lease_expires_at",
-                    params.push(lease.as_ref().map(|l| l.expires_at.as_millis())),
-                );
-            }
-            if let Some(c) = change.cancel_requested {
-                set("cancel_requested", params.push(c));
-            }
-            if let Some(t) = change.terminal_at {
-                set("terminal_at", params.push(t.as_millis()));
-            }
-            if let Some(e) = change.expires_at {
-                set("expires_at", params.push(e.map(|t| t.as_millis())));
-            }
-            if let Some(r) = &change.result {
-                set("result", params.push(to_json(r)));
-            }
-            if let Some(e) = &change.error {
-                set("error", params.push(to_json(e)));
-            }
-            if let Some(r) = &change.input_requests {
-                set("input_requests", params.push(to_json(r)));
-            }
-            if let Some(r) = &change.input_responses {
-                set("input_responses", params.push(to_json(r)));
-            }
-            sets.push("version = version + 1".to_owned());
-            let sql = format!(
-                "UPDATE tasks SET {}{} AND {} RETURNING {TASK_COLUMNS}",
-                sets.join(", "),
-                guard_sql(guard, &mut params),
-                allowed_sources(change.status),
-            );
-            let stmt = tx.prepare_cached(&sql).await?;
-            match tx.query_opt(&stmt, &params.refs()).await? {
-                Some(row) => {
-                    let record = task_from_row(&row)?;
-                    if let Some(letter) = &change.dead_letter {
-                        insert_dead_letter(tx, &record, letter).await?;
-                    }
-                    Some(UpdateOutcome::Applied(Some(record)))
+        Update::Change(change) => match tx.query_opt(&stmt, &params.refs()).await? {
+            Some(row) => {
+                let record = task_from_row(&row)?;
+                if let Some(letter) = &change.dead_letter {
+                    insert_dead_letter(tx, &record, letter).await?;
                 }
-                None => None,
+                Some(UpdateOutcome::Applied(Some(record)))
             }
-        }
+            None => None,
+        },
     };
     if let Some(applied) = applied {
         return Ok(applied);
     }
     let stmt = tx.prepare_cached("SELECT 1 FROM tasks WHERE id = $1").await?;
-    let exists = tx.query_opt(&stmt, &[&guard.id.as_str()]).await?.is_some();
+    let exists = tx.query_opt(&stmt, &[&update.guard.id.as_str()]).await?.is_some();
     Ok(if exists {
         UpdateOutcome::Lost
     } else {

@@ -51,6 +51,9 @@ pub(crate) fn key_holders_sql() -> String {
     )
 }
 
+/// Which of the ids `$1` are taken.
+pub(crate) const TAKEN_IDS_SQL: &str = "SELECT id FROM tasks WHERE id = ANY($1::text[])";
+
 /// A job's key slot: keys are unique per principal, the anonymous one
 /// sharing the slot of `""`.
 fn slot(new: &NewTask) -> Option<(String, String)> {
@@ -177,7 +180,7 @@ async fn resolve(
     };
     let ids: Vec<&str> = which.iter().map(|&i| news[i].id.as_str()).collect();
     let stmt = tx
-        .prepare_cached("SELECT id FROM tasks WHERE id = ANY($1::text[])")
+        .prepare_cached(TAKEN_IDS_SQL)
         .await?;
     let taken: HashSet<String> = tx
         .query(&stmt, &[&ids])

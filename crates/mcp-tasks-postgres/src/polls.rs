@@ -8,7 +8,7 @@ use crate::failure::Failure;
 
 /// One `UPDATE` for every poll; several instants of one task collapse to
 /// the latest, and `greatest` skips a NULL `last_polled_at`.
-const RECORD_POLLS_SQL: &str = "UPDATE tasks SET last_polled_at = greatest(tasks.last_polled_at, p.at) \
+pub(crate) const RECORD_POLLS_SQL: &str = "UPDATE tasks SET last_polled_at = greatest(tasks.last_polled_at, p.at) \
      FROM (SELECT id, max(at) AS at FROM unnest($1::text[], $2::bigint[]) AS u(id, at) GROUP BY id) AS p \
      WHERE tasks.id = p.id";
 
