@@ -38,3 +38,8 @@ mod url;
 pub use batcher::CreateStats;
 pub use options::PostgresOptions;
 pub use store::PostgresStore;
+
+/// `url` without its password, as messages and logs may show it.
+pub fn redact_url(url: &str) -> String {
+    url::redact(url)
+}
