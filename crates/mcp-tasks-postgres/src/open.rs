@@ -1,6 +1,8 @@
 //! Opening a database: the connection pool, recognising the schema as ours
 //! (or empty), and migrating it to the current version.
 
+use std::time::Duration;
+
 use deadpool_postgres::{
     GenericClient, Hook, HookError, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod,
     Runtime,
@@ -54,6 +56,19 @@ pub(crate) async fn open_pool(
         .parse()
         .map_err(|e| open_error(shown_url, format!("invalid database URL: {}", describe(&e))))?;
     config.connect_timeout(options.connect_timeout);
+    // A server that vanishes without closing the connection (a partition,
+    // a powered-off host) is noticed within about a minute rather than the
+    // kernel's two hours, so an operation fails instead of hanging. A URL
+    // that sets these itself keeps its values.
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(Duration::from_secs(60));
+    }
+    if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        config
+            .keepalives_idle(Duration::from_secs(30))
+            .keepalives_interval(Duration::from_secs(10))
+            .keepalives_retries(3);
+    }
     let manager = Manager::from_config(
         config,
         NoTls,

@@ -108,14 +108,21 @@ impl TaskStore for PostgresStore {
         let answer = async {
             let client = self.pool.get().await?;
             let row = client
-                .query_one("SELECT pg_is_in_recovery()", &[])
+                .query_one(
+                    "SELECT pg_is_in_recovery(), to_regclass('tasks') IS NOT NULL",
+                    &[],
+                )
                 .await?;
-            Ok::<bool, Failure>(row.try_get(0)?)
+            Ok::<(bool, bool), Failure>((row.try_get(0)?, row.try_get(1)?))
         };
         match report(answer.await)? {
-            false => Ok(()),
-            true => Err(StoreError::Unavailable(format!(
+            (false, true) => Ok(()),
+            (true, _) => Err(StoreError::Unavailable(format!(
                 "the PostgreSQL database at {} is a read-only standby",
+                self.shown_url
+            ))),
+            (false, false) => Err(StoreError::Unavailable(format!(
+                "the tasks table is gone from the schema of {}",
                 self.shown_url
             ))),
         }
