@@ -76,13 +76,13 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Requeue { policy, .. } => policy.policy()?,
         _ => Policy::default(),
     };
-    let store = args.db.open()?;
+    let store = args.db.open().await?;
     // A runtime with no tools: it never runs anything, it only carries the
     // policy's attempt budget and the dead-letter operations.
     let runtime = Runtime::builder(store).policy(policy).build().context("building the runtime")?;
     let dlq = runtime.dead_letters();
     let not_found = |id: &str| {
-        eprintln!("error: no dead letter for task {id} in {}", args.db.path.display());
+        eprintln!("error: no dead letter for task {id} in {}", args.db.location());
         Ok(ExitCode::from(EXIT_NOT_FOUND))
     };
     match args.command {

@@ -1,5 +1,5 @@
 //! What the store-inspecting subcommands (`tasks`, `dlq`) share: the `--db`
-//! flag, opening an existing store, and printing records as a table, as
+//! and `--database-url` flags, opening an existing store, and printing records as a table, as
 //! `key: value` lines, or as JSON.
 
 use std::path::{Path, PathBuf};
@@ -23,18 +23,32 @@ pub(crate) struct InspectArgs<C: clap::Subcommand> {
     pub(super) command: C,
 }
 
-/// The `--db` flag.
+/// The `--db` and `--database-url` flags.
 #[derive(Debug, clap::Args)]
 pub(crate) struct DbArg {
     /// The task database (SQLite).
     #[arg(long = "db", value_name = "PATH", env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db", global = true)]
     pub(super) path: PathBuf,
+    /// A PostgreSQL task database instead of --db (postgres://user@host/db).
+    #[arg(long, value_name = "URL", env = "MCP_TASKS_DATABASE_URL", global = true)]
+    database_url: Option<String>,
 }
 
 impl DbArg {
-    /// Opens the existing task database this flag names.
-    pub(super) fn open(&self) -> anyhow::Result<Arc<dyn TaskStore>> {
-        open_store(&self.path)
+    /// Opens the existing task database these flags name.
+    pub(super) async fn open(&self) -> anyhow::Result<Arc<dyn TaskStore>> {
+        match &self.database_url {
+            Some(url) => Ok(Arc::new(mcp_tasks_postgres::PostgresStore::open(url).await?)),
+            None => open_store(&self.path),
+        }
+    }
+
+    /// Where the store is, for messages (a URL without its password).
+    pub(super) fn location(&self) -> String {
+        match &self.database_url {
+            Some(url) => mcp_tasks_postgres::redact_url(url),
+            None => self.path.display().to_string(),
+        }
     }
 }
 

@@ -26,6 +26,10 @@ pub(crate) struct Args {
     /// The SQLite task database (created on first run).
     #[arg(long, env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db")]
     db: PathBuf,
+    /// A PostgreSQL database to keep tasks in instead of --db
+    /// (postgres://user@host/db); many instances may share it.
+    #[arg(long, env = "MCP_TASKS_DATABASE_URL", value_name = "URL")]
+    database_url: Option<String>,
     /// Tool sets to serve, comma-separated: demo, conformance.
     #[arg(long, env = "MCP_TASKS_TOOLS", default_value = "demo", value_delimiter = ',')]
     tools: Vec<ToolSet>,
@@ -55,12 +59,24 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
-        .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
-    let store: Arc<dyn TaskStore> = Arc::new(store);
+    // On SQLite this process is the only one: at start every lease is a
+    // dead process's (single-node triage). On PostgreSQL other instances
+    // may hold live leases: only lapsed ones are triaged.
+    let (store, single_node, location): (Arc<dyn TaskStore>, bool, String) = match &args.database_url {
+        Some(url) => {
+            let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
+            let location = format!("PostgreSQL {}", store.url());
+            (Arc::new(store), false, location)
+        }
+        None => {
+            let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
+                .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
+            (Arc::new(store), true, format!("SQLite {}", args.db.display()))
+        }
+    };
     let mut builder = TaskServer::builder(store)
         .policy(policy)
-        .single_node(true)
+        .single_node(single_node)
         .max_body_bytes(args.max_body_bytes)
         .shutdown_grace(args.shutdown_grace);
     let mut sets: Vec<ToolSet> = Vec::new();
@@ -79,9 +95,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let server = builder.build()?;
     let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
     tracing::info!(
-        "listening on http://{}{MCP_PATH} (store: SQLite {}, tools: {})",
+        "listening on http://{}{MCP_PATH} (store: {location}, tools: {})",
         listener.local_addr()?,
-        args.db.display(),
         sets.join(",")
     );
     server.serve(listener, shutdown_signal()).await?;

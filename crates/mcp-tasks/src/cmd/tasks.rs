@@ -39,7 +39,7 @@ pub(crate) enum Command {
 
 /// Runs `mcp-tasks tasks`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let store = args.db.open()?;
+    let store = args.db.open().await?;
     match args.command {
         Command::List { status, tool, flags } => {
             let tasks = store.list(ListQuery { statuses: status, tool, limit: flags.limit() }).await?;
@@ -48,7 +48,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Command::Show { id, json } => {
             let Some(task) = store.get(&TaskId(id.clone())).await? else {
-                eprintln!("error: task {id} not found in {}", args.db.path.display());
+                eprintln!("error: task {id} not found in {}", args.db.location());
                 return Ok(ExitCode::from(EXIT_NOT_FOUND));
             };
             print_one(&task, json, details)?;

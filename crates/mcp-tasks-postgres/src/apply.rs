@@ -1,0 +1,228 @@
+//! Guarded updates: each one `UPDATE … WHERE id = $1 AND <guard> AND <live
+//! status>` (or `DELETE … AND <terminal status>`), so the compare and the
+//! set are one statement. A concurrent writer of the same row makes this one
+//! wait for its commit and then re-check the guard on the row it left: a
+//! lost race changes nothing.
+
+use deadpool_postgres::{GenericClient, Pool, Transaction};
+use mcp_tasks_core::status::ALL_STATUSES;
+use mcp_tasks_core::{TaskRecord, TaskStatus};
+use mcp_tasks_store::{Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
+use tokio_postgres::types::ToSql;
+
+use crate::failure::Failure;
+use crate::row::{TASK_COLUMNS, task_from_row, to_json};
+use crate::schema::{LIVE, TERMINAL};
+
+/// A statement's parameter values, numbered in the order pushed.
+#[derive(Default)]
+pub(crate) struct Params {
+    values: Vec<Box<dyn ToSql + Sync + Send>>,
+}
+
+impl Params {
+    /// Adds `value`; returns its placeholder (`$n`).
+    fn push(&mut self, value: impl ToSql + Sync + Send + 'static) -> String {
+        self.values.push(Box::new(value));
+        format!("${}", self.values.len())
+    }
+
+    /// The values, as a statement takes them.
+    pub(crate) fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.values
+            .iter()
+            .map(|v| &**v as &(dyn ToSql + Sync))
+            .collect()
+    }
+}
+
+/// The `WHERE` of a guard, its values pushed to `params`.
+fn guard_sql(guard: &Guard, params: &mut Params) -> String {
+    let mut sql = format!(" WHERE id = {}", params.push(guard.id.0.clone()));
+    let mut cond = |column: &str, op: &str, placeholder: String| {
+        sql.push_str(&format!(" AND {column} {op} {placeholder}"));
+    };
+    if let Some(v) = guard.version {
+        cond("version", "=", params.push(v));
+    }
+    if let Some(s) = guard.status {
+        cond("status", "=", params.push(s.as_str().to_owned()));
+    }
+    if let Some(a) = guard.attempt {
+        cond("attempt", "=", params.push(i64::from(a)));
+    }
+    if let Some(owner) = &guard.lease_owner {
+        cond("lease_owner", "=", params.push(owner.clone()));
+    }
+    if let Some(c) = guard.cancel_requested {
+        cond("cancel_requested", "=", params.push(c));
+    }
+    if let Some(t) = guard.last_seen_at_or_before {
+        cond("last_seen_at", "<=", params.push(t.as_millis()));
+    }
+    sql
+}
+
+/// The statuses a change may start from: live ones (terminal rows never
+/// change) from which the core's lifecycle allows the new status.
+fn allowed_sources(to: Option<TaskStatus>) -> String {
+    let Some(to) = to else { return LIVE.to_owned() };
+    let from: Vec<_> = ALL_STATUSES
+        .into_iter()
+        .filter(|s| s.is_live() && s.check_transition(to).is_ok())
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    if from.is_empty() {
+        return "false".to_owned();
+    }
+    format!("{LIVE} AND status IN ({})", from.join(", "))
+}
+
+/// Applies `updates` in order in one transaction, one commit.
+pub(crate) async fn apply_all(
+    pool: &Pool,
+    updates: &[GuardedUpdate],
+) -> Result<Vec<UpdateOutcome>, Failure> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    let mut outcomes = Vec::with_capacity(updates.len());
+    for update in updates {
+        outcomes.push(apply_one(&tx, update).await?);
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// The statement of one guarded update and its parameters: a `DELETE` of
+/// a terminal row, or an `UPDATE … RETURNING` of a live one.
+pub(crate) fn statement(update: &GuardedUpdate) -> (String, Params) {
+    let GuardedUpdate { guard, update } = update;
+    let mut params = Params::default();
+    let Update::Change(change) = update else {
+        let sql = format!("DELETE FROM tasks{} AND {TERMINAL}", guard_sql(guard, &mut params));
+        return (sql, params);
+    };
+    let mut sets = Vec::new();
+    let mut set = |column: &str, placeholder: String| {
+        sets.push(format!("{column} = {placeholder}"));
+    };
+    if change.is_visible() {
+        set("updated_at", params.push(change.now.as_millis()));
+    }
+    if let Some(s) = change.status {
+        set("status", params.push(s.as_str().to_owned()));
+    }
+    if let Some(m) = &change.status_message {
+        set("status_message", params.push(m.clone()));
+    }
+    if let Some(a) = change.attempt {
+        set("attempt", params.push(i64::from(a)));
+    }
+    if let Some(m) = change.max_attempts {
+        set("max_attempts", params.push(i64::from(m)));
+    }
+    if let Some(r) = change.run_at {
+        set("run_at", params.push(r.map(|t| t.as_millis())));
+    }
+    if let Some(lease) = &change.lease {
+        set("lease_owner", params.push(lease.as_ref().map(|l| l.owner.clone())));
+        set(
+            "lease_expires_at",
+            params.push(lease.as_ref().map(|l| l.expires_at.as_millis())),
+        );
+    }
+    if let Some(c) = change.cancel_requested {
+        set("cancel_requested", params.push(c));
+    }
+    if let Some(t) = change.terminal_at {
+        set("terminal_at", params.push(t.as_millis()));
+    }
+    if let Some(e) = change.expires_at {
+        set("expires_at", params.push(e.map(|t| t.as_millis())));
+    }
+    if let Some(r) = &change.result {
+        set("result", params.push(to_json(r)));
+    }
+    if let Some(e) = &change.error {
+        set("error", params.push(to_json(e)));
+    }
+    if let Some(r) = &change.input_requests {
+        set("input_requests", params.push(to_json(r)));
+    }
+    if let Some(r) = &change.input_responses {
+        set("input_responses", params.push(to_json(r)));
+    }
+    sets.push("version = version + 1".to_owned());
+    let sql = format!(
+        "UPDATE tasks SET {}{} AND {} RETURNING {TASK_COLUMNS}",
+        sets.join(", "),
+        guard_sql(guard, &mut params),
+        allowed_sources(change.status),
+    );
+    (sql, params)
+}
+
+async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<UpdateOutcome, Failure> {
+    let (sql, params) = statement(update);
+    let stmt = tx.prepare_cached(&sql).await?;
+    let applied = match &update.update {
+        Update::Delete => {
+            (tx.execute(&stmt, &params.refs()).await? == 1).then_some(UpdateOutcome::Applied(None))
+        }
+        Update::Change(change) => match tx.query_opt(&stmt, &params.refs()).await? {
+            Some(row) => {
+                let record = task_from_row(&row)?;
+                if let Some(letter) = &change.dead_letter {
+                    insert_dead_letter(tx, &record, letter).await?;
+                }
+                Some(UpdateOutcome::Applied(Some(record)))
+            }
+            None => None,
+        },
+    };
+    if let Some(applied) = applied {
+        return Ok(applied);
+    }
+    let stmt = tx.prepare_cached("SELECT 1 FROM tasks WHERE id = $1").await?;
+    let exists = tx.query_opt(&stmt, &[&update.guard.id.as_str()]).await?.is_some();
+    Ok(if exists {
+        UpdateOutcome::Lost
+    } else {
+        UpdateOutcome::NotFound
+    })
+}
+
+/// Writes the dead letter of `record`, replacing an older one of the same
+/// task (the new letter is the newest: it gets a new sequence number).
+async fn insert_dead_letter(
+    tx: &Transaction<'_>,
+    record: &TaskRecord,
+    letter: &NewDeadLetter,
+) -> Result<(), Failure> {
+    let stmt = tx
+        .prepare_cached("DELETE FROM dead_letters WHERE task_id = $1")
+        .await?;
+    tx.execute(&stmt, &[&record.id.as_str()]).await?;
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO dead_letters \
+               (task_id, tool, arguments, principal, attempts, reason, error, dead_at, requeued_as) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)",
+        )
+        .await?;
+    tx.execute(
+        &stmt,
+        &[
+            &record.id.as_str(),
+            &record.tool,
+            &to_json(&record.arguments),
+            &record.principal,
+            &i64::from(record.attempt),
+            &letter.reason,
+            &to_json(&letter.error),
+            &letter.dead_at.as_millis(),
+        ],
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Creating tasks: many in one multi-row insert, each with the idempotency
+//! semantics of the other stores.
+//!
+//! `INSERT … ON CONFLICT DO NOTHING` covers both unique constraints (the id
+//! and the principal's idempotency key). When another transaction holds a
+//! conflicting row it has not committed, PostgreSQL waits for it: a row we
+//! skipped is therefore committed (or ours), and the next statement of this
+//! read-committed transaction sees it. Who holds the key then decides the
+//! answer: the same call gets the existing task (`created: false`), another
+//! call [`StoreError::IdempotencyConflict`], and a taken id
+//! [`StoreError::DuplicateId`].
+
+use std::collections::HashSet;
+
+use deadpool_postgres::{GenericClient, Transaction};
+use mcp_tasks_core::{TaskId, TaskRecord, call_fingerprint};
+use mcp_tasks_store::{Created, NewTask, StoreError};
+
+use crate::failure::Failure;
+use crate::row::{TASK_COLUMNS, task_from_row, to_json};
+
+/// Rounds of insert-then-resolve before giving up: a second round is needed
+/// only when a conflicting row vanished (its task expired) in between.
+const MAX_ROUNDS: usize = 4;
+
+/// The multi-row insert: one array parameter per column.
+fn insert_sql() -> String {
+    format!(
+        "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
+           max_attempts, created_at, updated_at, deadline_at, run_at, cancel_requested, input_requests, \
+           input_responses, idempotency_key, fingerprint) \
+         SELECT id, 1, tool, arguments, principal, 'working', status_message, 1, max_attempts, created_at, \
+           created_at, deadline_at, run_at, false, '{{}}', '{{}}', idempotency_key, fingerprint \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], \
+                     $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[]) \
+           AS n(id, tool, arguments, principal, status_message, max_attempts, created_at, deadline_at, \
+                run_at, idempotency_key, fingerprint) \
+         ON CONFLICT DO NOTHING \
+         RETURNING {TASK_COLUMNS}"
+    )
+}
+
+/// The tasks holding any of the given idempotency keys, spelled as the
+/// `tasks_idempotency` index (`$1` principals or `''`, `$2` keys; the
+/// caller matches pairs).
+pub(crate) fn key_holders_sql() -> String {
+    format!(
+        "SELECT {TASK_COLUMNS} FROM tasks \
+         WHERE coalesce(principal, '') = ANY($1::text[]) AND idempotency_key = ANY($2::text[]) \
+           AND idempotency_key IS NOT NULL"
+    )
+}
+
+/// Which of the ids `$1` are taken.
+pub(crate) const TAKEN_IDS_SQL: &str = "SELECT id FROM tasks WHERE id = ANY($1::text[])";
+
+/// A job's key slot: keys are unique per principal, the anonymous one
+/// sharing the slot of `""`.
+fn slot(new: &NewTask) -> Option<(String, String)> {
+    new.idempotency_key
+        .as_ref()
+        .map(|k| (new.principal.clone().unwrap_or_default(), k.clone()))
+}
+
+/// Creates every task of `news` inside `tx`, as if one after the other in
+/// order; one result each. Fails as a whole only when the database does.
+pub(crate) async fn create_all(
+    tx: &Transaction<'_>,
+    news: &[NewTask],
+) -> Result<Vec<Result<Created, StoreError>>, Failure> {
+    let fingerprints: Vec<String> = news
+        .iter()
+        .map(|n| call_fingerprint(&n.tool, &n.arguments))
+        .collect();
+    let mut results: Vec<Option<Result<Created, StoreError>>> = vec![None; news.len()];
+    for _ in 0..MAX_ROUNDS {
+        let pending: Vec<usize> = (0..news.len()).filter(|&i| results[i].is_none()).collect();
+        if pending.is_empty() {
+            break;
+        }
+        // Insert the first job of each id and key slot; a later one is
+        // answered from the row its predecessor left, as it would be had it
+        // come after it.
+        let mut ids = HashSet::new();
+        let mut slots = HashSet::new();
+        let insert: Vec<usize> = pending
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let fresh_id = ids.insert(news[i].id.clone());
+                let fresh_slot = slot(&news[i]).is_none_or(|s| slots.insert(s));
+                fresh_id && fresh_slot
+            })
+            .collect();
+        for record in insert_rows(tx, news, &fingerprints, &insert).await? {
+            if let Some(&i) = insert.iter().find(|&&i| news[i].id == record.id) {
+                results[i] = Some(Ok(Created {
+                    record,
+                    created: true,
+                }));
+            }
+        }
+        let unresolved: Vec<usize> = pending.into_iter().filter(|&i| results[i].is_none()).collect();
+        for (i, answer) in resolve(tx, news, &fingerprints, &unresolved).await? {
+            results[i] = answer;
+        }
+    }
+    Ok(results
+        .into_iter()
+        .zip(news)
+        .map(|(r, new)| {
+            r.unwrap_or_else(|| {
+                Err(StoreError::Unavailable(format!(
+                    "creating task {} kept conflicting with rows that vanished; try again",
+                    new.id
+                )))
+            })
+        })
+        .collect())
+}
+
+/// Inserts the jobs `which`; returns the rows actually inserted.
+async fn insert_rows(
+    tx: &Transaction<'_>,
+    news: &[NewTask],
+    fingerprints: &[String],
+    which: &[usize],
+) -> Result<Vec<TaskRecord>, Failure> {
+    if which.is_empty() {
+        return Ok(Vec::new());
+    }
+    let column = |f: &dyn Fn(&NewTask) -> Option<String>| -> Vec<Option<String>> {
+        which.iter().map(|&i| f(&news[i])).collect()
+    };
+    let instants = |f: &dyn Fn(&NewTask) -> i64| -> Vec<i64> { which.iter().map(|&i| f(&news[i])).collect() };
+    let ids = column(&|n| Some(n.id.0.clone()));
+    let tools = column(&|n| Some(n.tool.clone()));
+    let arguments = column(&|n| Some(to_json(&n.arguments)));
+    let principals = column(&|n| n.principal.clone());
+    let messages = column(&|n| n.status_message.clone());
+    let max_attempts = instants(&|n| i64::from(n.max_attempts));
+    let created = instants(&|n| n.created_at.as_millis());
+    let deadlines = instants(&|n| n.deadline_at.as_millis());
+    let run_ats = instants(&|n| n.run_at.as_millis());
+    let keys = column(&|n| n.idempotency_key.clone());
+    let prints: Vec<&str> = which.iter().map(|&i| fingerprints[i].as_str()).collect();
+    let stmt = tx.prepare_cached(&insert_sql()).await?;
+    let rows = tx
+        .query(
+            &stmt,
+            &[
+                &ids, &tools, &arguments, &principals, &messages, &max_attempts, &created,
+                &deadlines, &run_ats, &keys, &prints,
+            ],
+        )
+        .await?;
+    rows.iter().map(|r| task_from_row(r).map_err(Failure::Store)).collect()
+}
+
+/// Answers jobs whose insert was skipped (or deferred): by the holder of
+/// their key, else by their taken id. A job neither explains stays
+/// unanswered for the next round.
+async fn resolve(
+    tx: &Transaction<'_>,
+    news: &[NewTask],
+    fingerprints: &[String],
+    which: &[usize],
+) -> Result<Vec<(usize, Option<Result<Created, StoreError>>)>, Failure> {
+    if which.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keyed: Vec<(String, String)> = which.iter().filter_map(|&i| slot(&news[i])).collect();
+    let holders = if keyed.is_empty() {
+        Vec::new()
+    } else {
+        let principals: Vec<&str> = keyed.iter().map(|(p, _)| p.as_str()).collect();
+        let keys: Vec<&str> = keyed.iter().map(|(_, k)| k.as_str()).collect();
+        let stmt = tx.prepare_cached(&key_holders_sql()).await?;
+        tx.query(&stmt, &[&principals, &keys]).await?
+    };
+    let ids: Vec<&str> = which.iter().map(|&i| news[i].id.as_str()).collect();
+    let stmt = tx
+        .prepare_cached(TAKEN_IDS_SQL)
+        .await?;
+    let taken: HashSet<String> = tx
+        .query(&stmt, &[&ids])
+        .await?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
+    let mut answers = Vec::with_capacity(which.len());
+    for &i in which {
+        let new = &news[i];
+        let holder = slot(new).and_then(|(principal, key)| {
+            holders.iter().find(|row| {
+                let p: Option<&str> = row.try_get(4).ok().flatten();
+                let k: Option<&str> = row.try_get(23).ok().flatten();
+                p.unwrap_or_default() == principal && k == Some(key.as_str())
+            })
+        });
+        let answer = if let Some(row) = holder {
+            Some(task_from_row(row).and_then(|existing| {
+                if existing.fingerprint == fingerprints[i] {
+                    Ok(Created {
+                        record: existing,
+                        created: false,
+                    })
+                } else {
+                    Err(StoreError::IdempotencyConflict {
+                        key: new.idempotency_key.clone().unwrap_or_default(),
+                        existing: existing.id,
+                    })
+                }
+            }))
+        } else if taken.contains(new.id.as_str()) {
+            Some(Err(StoreError::DuplicateId(new.id.clone())))
+        } else {
+            None
+        };
+        answers.push((i, answer));
+    }
+    Ok(answers)
+}
+
+/// Creates one task inside `tx` (a requeue's fresh task).
+pub(crate) async fn create_one(tx: &Transaction<'_>, new: NewTask) -> Result<Created, Failure> {
+    let id: TaskId = new.id.clone();
+    create_all(tx, std::slice::from_ref(&new))
+        .await?
+        .pop()
+        .unwrap_or_else(|| Err(StoreError::Unavailable(format!("creating task {id} gave no answer"))))
+        .map_err(Failure::Store)
+}

@@ -1,0 +1,45 @@
+//! The PostgreSQL task store: [`PostgresStore`], for many server instances
+//! on one database.
+//!
+//! - Durable: `create` returns only after its row is committed
+//!   (`synchronous_commit` stays on); concurrent creations share one
+//!   transaction and one commit.
+//! - Safe under concurrency: claims use `FOR UPDATE SKIP LOCKED`, and every
+//!   change is a guarded compare-and-set in one `UPDATE`.
+//! - Cheap maintenance: one partial index per sweep and per claim, so each
+//!   costs in proportion to the rows it touches.
+//! - Safe to point at the wrong place: a schema holding another
+//!   application's tables is refused with
+//!   [`StoreError::NotOurs`](mcp_tasks_store::StoreError::NotOurs), never
+//!   modified; versioned migrations run at open.
+//!
+//! SQL lives with its operation: `create.rs`, `claim.rs`, `apply.rs`,
+//! `polls.rs`, `reads.rs`, `dead_letters.rs`; the schema in `schema.rs`.
+
+mod apply;
+mod batcher;
+mod claim;
+mod create;
+mod dead_letters;
+mod failure;
+mod open;
+mod options;
+mod polls;
+#[cfg(test)]
+mod query_plans;
+mod reads;
+mod retry;
+mod row;
+mod schema;
+mod store;
+pub mod testing;
+mod url;
+
+pub use batcher::CreateStats;
+pub use options::PostgresOptions;
+pub use store::PostgresStore;
+
+/// `url` without its password, as messages and logs may show it.
+pub fn redact_url(url: &str) -> String {
+    url::redact(url)
+}

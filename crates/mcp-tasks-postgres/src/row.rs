@@ -1,0 +1,139 @@
+//! Mapping between a `tasks` / `dead_letters` row and its Rust value.
+
+use mcp_tasks_core::{Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_store::{DeadLetter, StoreError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_postgres::Row;
+use tokio_postgres::types::FromSql;
+
+/// The `tasks` columns [`task_from_row`] reads, in its order.
+pub(crate) const TASK_COLUMNS: &str = "id, version, tool, arguments, principal, status, status_message, attempt, \
+     max_attempts, created_at, updated_at, deadline_at, run_at, lease_owner, lease_expires_at, last_polled_at, \
+     cancel_requested, terminal_at, expires_at, result, error, input_requests, input_responses, idempotency_key, \
+     fingerprint";
+
+/// The `dead_letters` columns [`dead_letter_from_row`] reads, in its order.
+pub(crate) const DEAD_LETTER_COLUMNS: &str =
+    "task_id, tool, arguments, principal, attempts, reason, error, dead_at, requeued_as";
+
+/// A value as JSON text for a JSON column.
+pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
+    // Serialising a `Value`, `TaskError` or string map cannot fail.
+    serde_json::to_string(value).unwrap_or_else(|e| format!("\"unserialisable: {e}\""))
+}
+
+/// Reads one row of [`TASK_COLUMNS`]; a value that does not decode is
+/// reported as [`StoreError::Corrupt`] naming the task.
+pub(crate) fn task_from_row(row: &Row) -> Result<TaskRecord, StoreError> {
+    let id: String = row.try_get(0).map_err(|e| corrupt("?", "id", e))?;
+    let d = Decoder { id: &id, row };
+    let lease = match (
+        d.get::<Option<String>>(13, "lease_owner")?,
+        d.get::<Option<i64>>(14, "lease_expires_at")?,
+    ) {
+        (Some(owner), Some(expires)) => Some(Lease {
+            owner,
+            expires_at: Timestamp(expires),
+        }),
+        _ => None,
+    };
+    let status: String = d.get(5, "status")?;
+    Ok(TaskRecord {
+        version: d.get(1, "version")?,
+        tool: d.get(2, "tool")?,
+        arguments: d.json(3, "arguments")?,
+        principal: d.get(4, "principal")?,
+        status: status
+            .parse::<TaskStatus>()
+            .map_err(|e| corrupt(&id, "status", e))?,
+        status_message: d.get(6, "status_message")?,
+        attempt: d.count(7, "attempt")?,
+        max_attempts: d.count(8, "max_attempts")?,
+        created_at: d.instant(9, "created_at")?,
+        updated_at: d.instant(10, "updated_at")?,
+        deadline_at: d.instant(11, "deadline_at")?,
+        run_at: d.get::<Option<i64>>(12, "run_at")?.map(Timestamp),
+        lease,
+        last_polled_at: d.get::<Option<i64>>(15, "last_polled_at")?.map(Timestamp),
+        cancel_requested: d.get(16, "cancel_requested")?,
+        terminal_at: d.get::<Option<i64>>(17, "terminal_at")?.map(Timestamp),
+        expires_at: d.get::<Option<i64>>(18, "expires_at")?.map(Timestamp),
+        result: d.opt_json(19, "result")?,
+        error: d.opt_json::<TaskError>(20, "error")?,
+        input_requests: d.json(21, "input_requests")?,
+        input_responses: d.json(22, "input_responses")?,
+        idempotency_key: d.get(23, "idempotency_key")?,
+        fingerprint: d.get(24, "fingerprint")?,
+        id: TaskId(id.clone()),
+    })
+}
+
+/// Reads every row of [`TASK_COLUMNS`].
+pub(crate) fn tasks_from_rows(rows: &[Row]) -> Result<Vec<TaskRecord>, StoreError> {
+    rows.iter().map(task_from_row).collect()
+}
+
+/// Reads one row of [`DEAD_LETTER_COLUMNS`].
+pub(crate) fn dead_letter_from_row(row: &Row) -> Result<DeadLetter, StoreError> {
+    let id: String = row.try_get(0).map_err(|e| corrupt("?", "task_id", e))?;
+    let d = Decoder { id: &id, row };
+    Ok(DeadLetter {
+        tool: d.get(1, "tool")?,
+        arguments: d.json(2, "arguments")?,
+        principal: d.get(3, "principal")?,
+        attempts: d.count(4, "attempts")?,
+        reason: d.get(5, "reason")?,
+        error: d.json(6, "error")?,
+        dead_at: d.instant(7, "dead_at")?,
+        requeued_as: d.get::<Option<String>>(8, "requeued_as")?.map(TaskId),
+        task_id: TaskId(id.clone()),
+    })
+}
+
+fn corrupt(id: &str, column: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
+        id: id.to_owned(),
+        reason: format!("column {column}: {e}"),
+    }
+}
+
+/// Column reads that name the task and column when a value is bad.
+struct Decoder<'a> {
+    id: &'a str,
+    row: &'a Row,
+}
+
+impl Decoder<'_> {
+    fn get<'r, T: FromSql<'r>>(&'r self, index: usize, column: &str) -> Result<T, StoreError> {
+        self.row.try_get(index).map_err(|e| corrupt(self.id, column, e))
+    }
+
+    fn instant(&self, index: usize, column: &str) -> Result<Timestamp, StoreError> {
+        self.get::<i64>(index, column).map(Timestamp)
+    }
+
+    /// An attempt count: a `bigint` that must fit a `u32`.
+    fn count(&self, index: usize, column: &str) -> Result<u32, StoreError> {
+        let n: i64 = self.get(index, column)?;
+        u32::try_from(n).map_err(|e| corrupt(self.id, column, format!("{n}: {e}")))
+    }
+
+    fn json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<T, StoreError> {
+        let text: String = self.get(index, column)?;
+        serde_json::from_str(&text).map_err(|e| corrupt(self.id, column, e))
+    }
+
+    fn opt_json<T: DeserializeOwned>(
+        &self,
+        index: usize,
+        column: &str,
+    ) -> Result<Option<T>, StoreError> {
+        match self.get::<Option<String>>(index, column)? {
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| corrupt(self.id, column, e)),
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The schema, its versioned migrations, and the table that tells our
+//! schemas from anyone else's.
+//!
+//! `mcp_tasks_schema_migrations` holds one row per applied migration; its
+//! largest `version` is the schema's version. Migrations run in order, each
+//! in the transaction that records it (PostgreSQL's DDL is transactional),
+//! so a failure mid-migration leaves the previous version intact.
+//!
+//! Room for the fleet (not built yet): `lease_owner` is unbounded text, so a
+//! per-claim lease identity (owner + claim token) fits without a migration;
+//! every instant is a `bigint` of milliseconds, the same whether the
+//! runtime's clock or the database's (`clock_timestamp()`) supplies it.
+
+/// The table that marks a schema as ours and records its migrations.
+pub(crate) const VERSION_TABLE: &str = "mcp_tasks_schema_migrations";
+
+/// Live statuses, spelled exactly as the partial indexes spell them, so the
+/// planner can prove a query's filter implies the index predicate.
+pub(crate) const LIVE: &str = "status IN ('working', 'input_required')";
+
+/// Terminal statuses, spelled as the expiry index spells them.
+pub(crate) const TERMINAL: &str = "status IN ('completed', 'failed', 'cancelled')";
+
+/// One migration: what it does, and its SQL.
+pub(crate) struct Migration {
+    /// A short description, recorded with the version.
+    pub(crate) description: &'static str,
+    /// The statements.
+    pub(crate) sql: &'static str,
+}
+
+/// Migration `n` (1-based) brings the schema from version `n - 1` to `n`.
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+    description: "tasks, dead letters, one partial index per sweep and claim",
+    // Ids and keys compare byte-wise (COLLATE "C"), as Rust's `String`
+    // does, so "oldest first, then by id" orders exactly as the other
+    // stores whatever the database's locale. JSON is kept as text, exactly
+    // as serialised (jsonb would reorder keys and refuse \u0000); the store
+    // never looks inside it.
+    sql: r#"
+CREATE TABLE mcp_tasks_schema_migrations (
+    version     integer     NOT NULL PRIMARY KEY,
+    description text        NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE tasks (
+    id               text COLLATE "C" NOT NULL PRIMARY KEY,
+    version          bigint  NOT NULL,
+    tool             text COLLATE "C" NOT NULL,
+    arguments        text    NOT NULL,            -- JSON
+    principal        text COLLATE "C",
+    status           text    NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    status_message   text,
+    attempt          bigint  NOT NULL,
+    max_attempts     bigint  NOT NULL,
+    created_at       bigint  NOT NULL,            -- ms since the epoch, like every instant here
+    updated_at       bigint  NOT NULL,
+    deadline_at      bigint  NOT NULL,
+    run_at           bigint,
+    lease_owner      text,                        -- unbounded: room for a per-claim lease identity
+    lease_expires_at bigint,
+    last_polled_at   bigint,
+    -- max(created_at, last_polled_at) (greatest() skips NULL): the orphan index key
+    last_seen_at     bigint  NOT NULL GENERATED ALWAYS AS (greatest(created_at, last_polled_at)) STORED,
+    cancel_requested boolean NOT NULL,
+    terminal_at      bigint,
+    expires_at       bigint,
+    result           text,                        -- JSON
+    error            text,                        -- JSON
+    input_requests   text    NOT NULL,            -- JSON object
+    input_responses  text    NOT NULL,            -- JSON object
+    idempotency_key  text COLLATE "C",
+    fingerprint      text    NOT NULL,
+    CHECK ((lease_owner IS NULL) = (lease_expires_at IS NULL))
+);
+
+CREATE UNIQUE INDEX tasks_idempotency ON tasks (coalesce(principal, ''), idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE INDEX tasks_claim ON tasks (run_at, id)
+    WHERE status = 'working' AND lease_owner IS NULL AND NOT cancel_requested AND run_at IS NOT NULL;
+CREATE INDEX tasks_deadline ON tasks (deadline_at, id)
+    WHERE status IN ('working', 'input_required');
+CREATE INDEX tasks_last_seen ON tasks (last_seen_at, id)
+    WHERE status IN ('working', 'input_required');
+CREATE INDEX tasks_expiry ON tasks (expires_at, id)
+    WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at IS NOT NULL;
+CREATE INDEX tasks_lease ON tasks (lease_expires_at, id)
+    WHERE lease_owner IS NOT NULL AND status IN ('working', 'input_required');
+CREATE INDEX tasks_created ON tasks (created_at, id);
+CREATE INDEX tasks_durations ON tasks (tool, terminal_at, id)
+    WHERE status = 'completed' AND terminal_at IS NOT NULL;
+
+CREATE TABLE dead_letters (
+    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,  -- write order: ties of dead_at, newest first
+    task_id     text COLLATE "C" NOT NULL UNIQUE,
+    tool        text COLLATE "C" NOT NULL,
+    arguments   text    NOT NULL,                 -- JSON
+    principal   text COLLATE "C",
+    attempts    bigint  NOT NULL,
+    reason      text    NOT NULL,
+    error       text    NOT NULL,                 -- JSON
+    dead_at     bigint  NOT NULL,
+    requeued_as text COLLATE "C"
+);
+
+CREATE INDEX dead_letters_dead_at ON dead_letters (dead_at, seq);
+"#,
+}];
+
+/// The schema version this build writes and understands.
+pub(crate) fn latest_version() -> i32 {
+    MIGRATIONS.len() as i32
+}

@@ -1,0 +1,187 @@
+//! [`PostgresStore`]: the [`TaskStore`] on a PostgreSQL schema.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Pool};
+use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_store::{
+    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
+    PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
+};
+
+use crate::batcher::{Batcher, CreateStats};
+use crate::failure::Failure;
+use crate::open::open_pool;
+use crate::options::PostgresOptions;
+use crate::retry::retrying;
+use crate::url::redact;
+use crate::{apply, claim, dead_letters, polls, reads};
+
+/// The task store for a fleet: many `serve` instances on one PostgreSQL
+/// database (the schema the URL's `search_path` names, `public` by default).
+///
+/// - Durable: `create` returns once its row is committed with
+///   `synchronous_commit` on; concurrent creations share one transaction
+///   and one commit (a creation batcher, [`create_stats`](Self::create_stats)).
+/// - Concurrent: claims take rows `FOR UPDATE SKIP LOCKED`; every update is
+///   one guarded `UPDATE`.
+/// - Resilient: connections come from a pool that replaces broken ones;
+///   while the database is down every operation fails promptly with
+///   [`StoreError::Unavailable`].
+pub struct PostgresStore {
+    shown_url: String,
+    pool: Pool,
+    batcher: Batcher,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user@host:port/db?options=…`), checks
+    /// the schema is empty or ours, and migrates it.
+    ///
+    /// Fails with [`StoreError::Open`] when the URL is invalid or the
+    /// database unreachable (the message shows the URL without its
+    /// password), and with [`StoreError::NotOurs`] for a schema holding
+    /// another application's tables or an mcp-tasks schema newer than this
+    /// build; neither is modified. Must run inside a tokio runtime (the
+    /// creation batcher is spawned on it).
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(url, PostgresOptions::default()).await
+    }
+
+    /// [`open`](PostgresStore::open) with explicit options.
+    pub async fn open_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        let shown_url = redact(url);
+        let pool = open_pool(url, &shown_url, &options).await?;
+        Ok(PostgresStore {
+            batcher: Batcher::start(pool.clone()),
+            pool,
+            shown_url,
+        })
+    }
+
+    /// The database URL, without its password.
+    pub fn url(&self) -> &str {
+        &self.shown_url
+    }
+
+    /// Commits and creations of the creation batcher so far: `creates /
+    /// commits` is the average group-commit batch.
+    pub fn create_stats(&self) -> CreateStats {
+        self.batcher.stats()
+    }
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("url", &self.shown_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reports a failure as the store's error.
+fn report<T>(result: Result<T, Failure>) -> Result<T, StoreError> {
+    result.map_err(Failure::into_store)
+}
+
+#[async_trait]
+impl TaskStore for PostgresStore {
+    async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
+        self.batcher.create(new).await
+    }
+
+    async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
+        report(reads::get(&self.pool, id).await)
+    }
+
+    async fn get_visible(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        report(reads::get_visible(&self.pool, id, principal).await)
+    }
+
+    async fn health(&self) -> Result<(), StoreError> {
+        let answer = async {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_one(
+                    "SELECT pg_is_in_recovery(), to_regclass('tasks') IS NOT NULL",
+                    &[],
+                )
+                .await?;
+            Ok::<(bool, bool), Failure>((row.try_get(0)?, row.try_get(1)?))
+        };
+        match report(answer.await)? {
+            (false, true) => Ok(()),
+            (true, _) => Err(StoreError::Unavailable(format!(
+                "the PostgreSQL database at {} is a read-only standby",
+                self.shown_url
+            ))),
+            (false, false) => Err(StoreError::Unavailable(format!(
+                "the tasks table is gone from the schema of {}",
+                self.shown_url
+            ))),
+        }
+    }
+
+    async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
+        if polls.is_empty() {
+            return Ok(());
+        }
+        report(retrying(|| polls::record_polls(&self.pool, polls)).await)
+    }
+
+    async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
+        report(retrying(|| claim::claim(&self.pool, &params)).await)
+    }
+
+    async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        if updates.is_empty() {
+            return Ok(Vec::new());
+        }
+        report(retrying(|| apply::apply_all(&self.pool, &updates)).await)
+    }
+
+    async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        report(reads::sweep_candidates(&self.pool, &query).await)
+    }
+
+    async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        report(reads::list(&self.pool, &query).await)
+    }
+
+    async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
+        report(reads::count_by_status(&self.pool).await)
+    }
+
+    async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+        report(reads::recent_durations(&self.pool, tool, limit).await)
+    }
+
+    async fn list_dead_letters(
+        &self,
+        query: DeadLetterQuery,
+    ) -> Result<Vec<DeadLetter>, StoreError> {
+        report(dead_letters::list(&self.pool, &query).await)
+    }
+
+    async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
+        report(dead_letters::get(&self.pool, task).await)
+    }
+
+    async fn requeue_dead_letter(
+        &self,
+        task: &TaskId,
+        new: NewTask,
+    ) -> Result<TaskRecord, StoreError> {
+        report(retrying(|| dead_letters::requeue(&self.pool, task, &new)).await)
+    }
+
+    async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
+        report(dead_letters::purge(&self.pool, &query).await)
+    }
+}
