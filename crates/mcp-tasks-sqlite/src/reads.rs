@@ -83,6 +83,18 @@ pub(crate) fn get(conn: &Connection, id: &TaskId) -> Result<Option<TaskRecord>, 
     Ok(tasks(conn, &sql, [id.as_str()])?.pop())
 }
 
+/// One task, only if `principal` owns it. The owner is part of the `WHERE`,
+/// so another principal's row is never read or decoded: it costs what an
+/// unknown id costs (`IS` matches `NULL` to `NULL` for the anonymous owner).
+pub(crate) fn get_visible(
+    conn: &Connection,
+    id: &TaskId,
+    principal: Option<&str>,
+) -> Result<Option<TaskRecord>, StoreError> {
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1 AND principal IS ?2");
+    Ok(tasks(conn, &sql, params![id.as_str(), principal])?.pop())
+}
+
 /// A sweep's candidates.
 pub(crate) fn sweep_candidates(
     conn: &Connection,

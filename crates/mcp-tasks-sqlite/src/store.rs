@@ -88,6 +88,18 @@ impl TaskStore for SqliteStore {
         self.readers.read(move |conn| reads::get(conn, &id)).await
     }
 
+    async fn get_visible(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let id = id.clone();
+        let principal = principal.map(str::to_owned);
+        self.readers
+            .read(move |conn| reads::get_visible(conn, &id, principal.as_deref()))
+            .await
+    }
+
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
         if polls.is_empty() {
             return Ok(());

@@ -41,3 +41,38 @@ async fn a_damaged_row_is_reported_not_panicked_on() {
         Err(StoreError::Corrupt { .. })
     ));
 }
+
+/// `get_visible` checks the owner in SQL, before decoding: another
+/// principal's row reads as missing even when its JSON would not decode,
+/// proof that it was never decoded (so it costs what an unknown id costs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_principals_row_is_never_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let theirs = create(
+        &store,
+        mcp_tasks_store::NewTask {
+            principal: Some("alice".into()),
+            ..new_task("report", at(0))
+        },
+    )
+    .await;
+    Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE tasks SET arguments = '{not json' WHERE id = ?1",
+            [theirs.id.as_str()],
+        )
+        .unwrap();
+
+    assert_eq!(store.get_visible(&theirs.id, Some("bob")).await, Ok(None));
+    assert_eq!(store.get_visible(&theirs.id, None).await, Ok(None));
+    assert!(
+        matches!(
+            store.get_visible(&theirs.id, Some("alice")).await,
+            Err(StoreError::Corrupt { .. })
+        ),
+        "the owner is told the row is unreadable"
+    );
+}

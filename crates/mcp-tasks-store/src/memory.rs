@@ -304,6 +304,20 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().tasks.get(id).cloned())
     }
 
+    async fn get_visible(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        // Filter before cloning: another principal's task is never copied.
+        Ok(self
+            .lock()
+            .tasks
+            .get(id)
+            .filter(|r| r.principal.as_deref() == principal)
+            .cloned())
+    }
+
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
         let mut inner = self.lock();
         for (id, at) in polls {

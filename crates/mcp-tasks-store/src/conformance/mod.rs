@@ -33,6 +33,7 @@ mod polls;
 pub mod support;
 mod sweeps;
 mod terminal;
+mod visibility;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -47,6 +48,7 @@ pub use listing::*;
 pub use polls::*;
 pub use sweeps::*;
 pub use terminal::*;
+pub use visibility::*;
 
 use crate::store::TaskStore;
 
@@ -117,6 +119,7 @@ macro_rules! store_conformance_tests {
             list_filters_and_orders,
             count_by_status_counts_every_status,
             recent_durations_newest_first,
+            get_visible_checks_the_owner,
         );
         $crate::store_conformance_tests!(@shared $make;
             concurrent_claimers_never_share_a_task,
