@@ -19,6 +19,7 @@ mod readers;
 mod reads;
 mod row;
 mod schema;
+mod serve_lock;
 mod store;
 mod writer;
 mod writes;

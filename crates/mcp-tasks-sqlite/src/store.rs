@@ -15,6 +15,7 @@ use mcp_tasks_store::{
 use crate::open::open_writer;
 use crate::options::SqliteOptions;
 use crate::readers::Readers;
+use crate::serve_lock::ServeLock;
 use crate::writer::{WriteStats, Writer};
 use crate::{reads, writes};
 
@@ -29,6 +30,8 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
     readers: Arc<Readers>,
+    /// Declared last so it is released after the writer has closed the file.
+    _serve_lock: Option<ServeLock>,
 }
 
 impl SqliteStore {
@@ -38,7 +41,9 @@ impl SqliteStore {
     /// directory, a missing parent directory, no permission), and with
     /// [`StoreError::NotOurs`] for a file that is not SQLite, an SQLite
     /// database of another application, or an mcp-tasks schema newer than
-    /// this build. Blocks briefly (file I/O); call it at startup.
+    /// this build; with [`SqliteOptions::serve_lock`], with
+    /// [`StoreError::InUse`] while another serving store has the file open.
+    /// Blocks briefly (file I/O); call it at startup.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with(path, SqliteOptions::default())
     }
@@ -46,12 +51,18 @@ impl SqliteStore {
     /// [`open`](SqliteStore::open) with explicit options.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
+        // Before anything touches the file: a refused server changes nothing.
+        let serve_lock = match options.serve_lock {
+            true => Some(ServeLock::acquire(&path)?),
+            false => None,
+        };
         let conn = open_writer(&path, options.busy_timeout)?;
         let writer = Writer::start(conn)?;
         Ok(SqliteStore {
             readers: Readers::new(path.clone(), options.busy_timeout),
             path,
             writer,
+            _serve_lock: serve_lock,
         })
     }
 

@@ -35,6 +35,22 @@ pub enum StoreError {
         /// What gave it away.
         reason: String,
     },
+    /// Another server is serving this database, and a store can have only
+    /// one: its start-up triage would take over the other's running tasks.
+    #[error(
+        "{path} is already being served by another mcp-tasks server{}: an SQLite task database \
+         can have only one server (that server holds the lock on {lock}). Stop that server first, \
+         or serve another database file; `mcp-tasks tasks` and `mcp-tasks dlq` work beside a running server",
+        holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+    )]
+    InUse {
+        /// The database.
+        path: String,
+        /// The lock file the other server holds.
+        lock: String,
+        /// That server's process id, when it could be read.
+        holder: Option<u32>,
+    },
     /// No dead letter for this task.
     #[error("no dead letter for task {0}")]
     DeadLetterNotFound(TaskId),

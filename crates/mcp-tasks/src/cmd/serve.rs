@@ -50,7 +50,10 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging();
     let policy = args.policy.policy()?;
-    let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
+    // The serving lock: a second server on this file is refused (its
+    // start-up triage would take over our running tasks); `tasks`/`dlq` open
+    // without it.
+    let store = mcp_tasks_sqlite::SqliteStore::open_with(&args.db, mcp_tasks_sqlite::SqliteOptions::serving())
         .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
     let store: Arc<dyn TaskStore> = Arc::new(store);
     let mut builder = TaskServer::builder(store)
