@@ -14,6 +14,7 @@ use mcp_tasks_store::{
 
 use crate::open::open_writer;
 use crate::options::SqliteOptions;
+use crate::file_watch::FileWatch;
 use crate::readers::Readers;
 use crate::serve_lock::ServeLock;
 use crate::writer::{WriteStats, Writer};
@@ -30,6 +31,7 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
     readers: Arc<Readers>,
+    watch: Arc<FileWatch>,
     /// Declared last so it is released after the writer has closed the file.
     _serve_lock: Option<ServeLock>,
 }
@@ -57,8 +59,10 @@ impl SqliteStore {
             false => None,
         };
         let conn = open_writer(&path, options.busy_timeout)?;
-        let writer = Writer::start(conn)?;
+        let watch = Arc::new(FileWatch::new(&path)?);
+        let writer = Writer::start(conn, Arc::clone(&watch))?;
         Ok(SqliteStore {
+            watch,
             readers: Readers::new(path.clone(), options.busy_timeout),
             path,
             writer,
@@ -69,6 +73,17 @@ impl SqliteStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Copies the write-ahead log into the database file and empties it,
+    /// after every write queued before this call has committed: the `.db`
+    /// file alone then holds every task. Call it at shutdown, once the
+    /// runtime has stopped writing (closing the store does it too, but a
+    /// serving process may exit before the last handle to the store drops).
+    /// Fails if the file was deleted or replaced, or a reader kept the
+    /// checkpoint from finishing.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.writer.checkpoint().await
     }
 
     /// Commits and writes since the store opened: `writes / commits` is the
@@ -109,6 +124,10 @@ impl TaskStore for SqliteStore {
         self.readers
             .read(move |conn| reads::get_visible(conn, &id, principal.as_deref()))
             .await
+    }
+
+    async fn health(&self) -> Result<(), StoreError> {
+        self.watch.check()
     }
 
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {

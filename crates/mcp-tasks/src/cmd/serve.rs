@@ -55,7 +55,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // without it.
     let store = mcp_tasks_sqlite::SqliteStore::open_with(&args.db, mcp_tasks_sqlite::SqliteOptions::serving())
         .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
-    let store: Arc<dyn TaskStore> = Arc::new(store);
+    let sqlite = Arc::new(store);
+    let store: Arc<dyn TaskStore> = sqlite.clone();
     let mut builder = TaskServer::builder(store)
         .policy(policy)
         .single_node(true)
@@ -86,6 +87,12 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         sets.join(",")
     );
     server.serve(listener, shutdown_signal()).await?;
+    // The runtime has stopped: fold the WAL into the .db file, so a copy of
+    // that file alone (a backup by stopping and copying) holds every task.
+    match sqlite.checkpoint().await {
+        Ok(()) => tracing::info!("checkpointed {}", args.db.display()),
+        Err(e) => tracing::error!("{e}; the newest tasks are only in {}-wal: keep it with the database file", args.db.display()),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
