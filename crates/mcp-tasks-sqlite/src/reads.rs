@@ -214,3 +214,14 @@ pub(crate) fn get_dead_letter(
     let sql = format!("SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters WHERE task_id = ?1");
     Ok(dead_letters(conn, &sql, [task.as_str()])?.pop())
 }
+
+/// Copies the database, as of one read snapshot, into a new file at `dest`.
+pub(crate) fn backup_to(conn: &Connection, dest: &std::path::Path) -> Result<(), StoreError> {
+    let target = dest.to_str().ok_or_else(|| StoreError::Open {
+        path: dest.display().to_string(),
+        reason: "the backup path is not valid UTF-8".into(),
+    })?;
+    conn.execute("VACUUM INTO ?1", [target])
+        .map_err(|e| StoreError::Unavailable(format!("backup to {} failed: {e}", dest.display())))?;
+    Ok(())
+}
