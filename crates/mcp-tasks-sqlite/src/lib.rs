@@ -14,6 +14,7 @@
 mod file_watch;
 mod open;
 mod options;
+mod quarantine;
 #[cfg(test)]
 mod query_plans;
 mod readers;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_core::{Clock, SystemClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
     PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
@@ -15,6 +15,7 @@ use mcp_tasks_store::{
 use crate::open::open_writer;
 use crate::options::SqliteOptions;
 use crate::file_watch::FileWatch;
+use crate::quarantine::quarantine_all;
 use crate::readers::Readers;
 use crate::serve_lock::ServeLock;
 use crate::writer::{WriteStats, Writer};
@@ -178,9 +179,23 @@ impl TaskStore for SqliteStore {
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.readers
+        let now = quarantine_instant(&query);
+        let (good, unreadable) = self
+            .readers
             .read(move |conn| reads::sweep_candidates(conn, query))
-            .await
+            .await?;
+        if !unreadable.is_empty() {
+            // Set the unreadable rows aside so they stop coming back, but
+            // hand out the rest even if that write fails.
+            let quarantined = self
+                .writer
+                .write(move |conn| quarantine_all(conn, &unreadable, now))
+                .await;
+            if let Err(e) = quarantined {
+                tracing::error!(error = %e, "cannot fail the unreadable tasks a sweep found");
+            }
+        }
+        Ok(good)
     }
 
     async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
@@ -231,5 +246,15 @@ impl TaskStore for SqliteStore {
         self.writer
             .write(move |conn| writes::purge_dead_letters(conn, query))
             .await
+    }
+}
+
+/// When an unreadable row a sweep found is failed: the sweep's own "now" when
+/// it has one, else the system clock (stores otherwise take every instant
+/// from their caller; this is the one write no caller asked for).
+fn quarantine_instant(query: &SweepQuery) -> Timestamp {
+    match query {
+        SweepQuery::PastDeadline { now, .. } | SweepQuery::Expired { now, .. } => *now,
+        SweepQuery::Unseen { .. } | SweepQuery::Leased { .. } => SystemClock.now(),
     }
 }

@@ -10,6 +10,7 @@ use mcp_tasks_store::{
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
 
+use crate::quarantine::{decode_rows, quarantine_all};
 use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
 use crate::schema::{LIVE, TERMINAL};
 
@@ -28,20 +29,6 @@ fn one_task(
         Some(row) => task_from_row(row).map(Some),
         None => Ok(None),
     }
-}
-
-fn many_tasks(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<TaskRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
-    let mut rows = stmt.query(params).map_err(unavailable)?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(unavailable)? {
-        out.push(task_from_row(row)?);
-    }
-    Ok(out)
 }
 
 /// The task holding idempotency key `?2` of principal `?1` (`''` for none),
@@ -331,7 +318,8 @@ pub(crate) fn claim_sql(with_tools: bool) -> String {
 }
 
 /// Leases up to `limit` due tasks in one statement: the single writer makes
-/// the select-then-update atomic.
+/// the select-then-update atomic. A claimed row that does not decode is
+/// quarantined (failed in place) in the same transaction and not returned.
 pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
     if params.limit == 0 {
         return Ok(Vec::new());
@@ -341,10 +329,18 @@ pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRe
     let tools = params.tools.as_ref().map(to_json);
     let p1 = params.owner.as_str();
     let (p2, p3) = (params.lease_expires_at.as_millis(), params.now.as_millis());
-    let mut claimed = match &tools {
-        Some(tools) => many_tasks(conn, &sql, params![p1, p2, p3, limit, tools])?,
-        None => many_tasks(conn, &sql, params![p1, p2, p3, limit])?,
+    let (mut claimed, unreadable) = {
+        let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+        let mut rows = match &tools {
+            Some(tools) => stmt.query(params![p1, p2, p3, limit, tools]),
+            None => stmt.query(params![p1, p2, p3, limit]),
+        }
+        .map_err(unavailable)?;
+        decode_rows(&mut rows)?
     };
+    // One unreadable row must not roll back the whole claim: fail it (it was
+    // just leased by this claim, so it is live) and hand out the rest.
+    quarantine_all(conn, &unreadable, params.now)?;
     // RETURNING has no defined order; the contract says oldest run_at first.
     claimed.sort_by(|a, b| a.run_at.cmp(&b.run_at).then_with(|| a.id.cmp(&b.id)));
     Ok(claimed)
