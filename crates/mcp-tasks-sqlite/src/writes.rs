@@ -5,7 +5,7 @@ use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
 use mcp_tasks_store::{
     ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError,
-    Update, UpdateOutcome,
+    Update, UpdateOutcome, argument_bytes,
 };
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
@@ -39,7 +39,12 @@ pub(crate) fn idempotency_sql() -> String {
     )
 }
 
-/// Inserts a task, or returns the task its idempotency key is bound to.
+/// What principal `?1` (`''` for none) holds: one primary-key lookup.
+pub(crate) const USAGE_SQL: &str =
+    "SELECT tasks, argument_bytes FROM principal_usage WHERE principal = ?1";
+
+/// Inserts a task, or returns the task its idempotency key is bound to,
+/// refusing it if it would pass `new.quota`.
 pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreError> {
     let fingerprint = call_fingerprint(&new.tool, &new.arguments);
     if let Some(key) = &new.idempotency_key
@@ -59,6 +64,26 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
             key: key.clone(),
             existing: existing.id,
         });
+    }
+    if let Some(quota) = &new.quota {
+        // Inside the writer's transaction: concurrent creations are
+        // serialised, so none can slip past the limit.
+        let (tasks, bytes): (i64, i64) = conn
+            .prepare_cached(USAGE_SQL)
+            .and_then(|mut s| {
+                s.query_row([new.principal.as_deref().unwrap_or_default()], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(unavailable)?
+            .unwrap_or_default();
+        quota.admit(
+            new.principal.as_deref(),
+            tasks.max(0) as u64,
+            bytes.max(0) as u64,
+            argument_bytes(&new.arguments),
+        )?;
     }
     let sql = format!(
         "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, max_attempts, \

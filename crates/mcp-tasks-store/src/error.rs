@@ -2,6 +2,16 @@
 
 use mcp_tasks_core::TaskId;
 
+use crate::params::QuotaResource;
+
+/// A principal as a message names it.
+fn who(principal: Option<&str>) -> String {
+    match principal {
+        Some(p) => format!("principal {p:?}"),
+        None => "the anonymous principal (shared by every caller without credentials)".to_owned(),
+    }
+}
+
 /// A store operation that could not be carried out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -50,6 +60,26 @@ pub enum StoreError {
         lock: String,
         /// That server's process id, when it could be read.
         holder: Option<u32>,
+    },
+    /// The principal already holds as much as its [`Quota`](crate::Quota)
+    /// allows; nothing was created.
+    #[error(
+        "{} has reached its limit of {limit} {}: it holds {used}. Stored tasks count until they \
+         expire (the retention period after they finish); wait for some to expire, or ask the \
+         operator to raise the limit",
+        who(principal.as_deref()),
+        match resource { QuotaResource::Tasks => "stored tasks", QuotaResource::ArgumentBytes => "bytes of stored tool arguments" }
+    )]
+    QuotaExceeded {
+        /// The principal (`None`: the anonymous principal, one for all
+        /// callers without one).
+        principal: Option<String>,
+        /// The limit that would have been passed.
+        resource: QuotaResource,
+        /// What the principal holds now.
+        used: u64,
+        /// The limit.
+        limit: u64,
     },
     /// No dead letter for this task.
     #[error("no dead letter for task {0}")]

@@ -25,6 +25,7 @@ fn new_task(tool: &str, arguments: serde_json::Value, now: Timestamp) -> NewTask
         deadline_at: now.plus(Duration::from_secs(1800)),
         run_at: now,
         status_message: None,
+        quota: None,
     }
 }
 

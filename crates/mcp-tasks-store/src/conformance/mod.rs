@@ -30,6 +30,7 @@ mod guards;
 mod idempotency;
 mod listing;
 mod polls;
+mod quota;
 pub mod support;
 mod sweeps;
 mod terminal;
@@ -46,6 +47,7 @@ pub use guards::*;
 pub use idempotency::*;
 pub use listing::*;
 pub use polls::*;
+pub use quota::*;
 pub use sweeps::*;
 pub use terminal::*;
 pub use visibility::*;
@@ -120,12 +122,15 @@ macro_rules! store_conformance_tests {
             count_by_status_counts_every_status,
             recent_durations_newest_first,
             get_visible_checks_the_owner,
+            quota_caps_tasks_per_principal,
+            quota_caps_argument_bytes,
         );
         $crate::store_conformance_tests!(@shared $make;
             concurrent_claimers_never_share_a_task,
             concurrent_creates_are_all_visible,
             concurrent_creates_with_one_key_agree,
             concurrent_guarded_updates_have_one_winner,
+            concurrent_creates_never_overshoot_a_quota,
         );
     };
     (@borrowed $make:path; $($name:ident),* $(,)?) => {
