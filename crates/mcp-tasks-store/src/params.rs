@@ -54,6 +54,7 @@ pub struct Quota {
 
 /// What a [`Quota`] limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum QuotaResource {
     /// The number of stored tasks.
     Tasks,

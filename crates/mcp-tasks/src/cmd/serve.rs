@@ -11,7 +11,8 @@ use anyhow::Context;
 use mcp_tasks_server::config::{load_tokens, parse_duration};
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
-use mcp_tasks_store::TaskStore;
+use mcp_tasks_runtime::DEFAULT_QUOTA;
+use mcp_tasks_store::{Quota, TaskStore};
 
 use super::policy_args::PolicyArgs;
 
@@ -40,6 +41,15 @@ pub(crate) struct Args {
     /// Host names accepted in the Host header, comma-separated (default: loopback names).
     #[arg(long, env = "MCP_TASKS_ALLOWED_HOSTS", value_delimiter = ',')]
     allowed_hosts: Vec<String>,
+    /// Most tasks one principal may hold, live or retained (0: no limit).
+    /// Callers without a bearer token share one principal.
+    #[arg(long, env = "MCP_TASKS_MAX_TASKS_PER_PRINCIPAL", value_name = "N",
+          default_value_t = DEFAULT_QUOTA.max_tasks.unwrap_or(0))]
+    max_tasks_per_principal: u64,
+    /// Most bytes of tool arguments one principal may hold (0: no limit).
+    #[arg(long, env = "MCP_TASKS_MAX_ARGUMENT_BYTES_PER_PRINCIPAL", value_name = "BYTES",
+          default_value_t = DEFAULT_QUOTA.max_argument_bytes.unwrap_or(0))]
+    max_argument_bytes_per_principal: u64,
     /// How long running tasks get to finish at shutdown before they are
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
@@ -62,6 +72,12 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .single_node(true)
         .max_body_bytes(args.max_body_bytes)
         .shutdown_grace(args.shutdown_grace);
+    let limit = |n: u64| (n > 0).then_some(n);
+    let quota = Quota {
+        max_tasks: limit(args.max_tasks_per_principal),
+        max_argument_bytes: limit(args.max_argument_bytes_per_principal),
+    };
+    builder = builder.runtime(|r| r.quota(quota));
     let mut sets: Vec<ToolSet> = Vec::new();
     for set in &args.tools {
         if !sets.contains(set) {
