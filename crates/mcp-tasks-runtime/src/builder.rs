@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks_core::{Classifier, Clock, Policy, PyRandom, RandomSource, SystemClock};
-use mcp_tasks_store::TaskStore;
+use mcp_tasks_store::{Quota, TaskStore};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
@@ -23,6 +23,11 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 /// woke it (retries coming due, tasks created by other instances).
 pub const DEFAULT_CLAIM_INTERVAL: Duration = Duration::from_millis(200);
 
+/// Default per-principal quota: 10,000 stored tasks and 256 MiB of stored
+/// tool arguments per principal (the anonymous principal is one principal).
+pub const DEFAULT_QUOTA: Quota =
+    Quota { max_tasks: Some(10_000), max_argument_bytes: Some(256 * 1024 * 1024) };
+
 /// Configures a [`Runtime`].
 pub struct RuntimeBuilder {
     store: Arc<dyn TaskStore>,
@@ -33,6 +38,7 @@ pub struct RuntimeBuilder {
     single_node: bool,
     claim_interval: Duration,
     random: Option<Box<dyn RandomSource>>,
+    quota: Quota,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -56,6 +62,7 @@ impl RuntimeBuilder {
             single_node: false,
             claim_interval: DEFAULT_CLAIM_INTERVAL,
             random: None,
+            quota: DEFAULT_QUOTA,
         }
     }
 
@@ -87,6 +94,14 @@ impl RuntimeBuilder {
     /// start, triage then takes every lease, since any other owner is dead.
     pub fn single_node(mut self, yes: bool) -> Self {
         self.single_node = yes;
+        self
+    }
+
+    /// The most one principal may hold in the store (default
+    /// [`DEFAULT_QUOTA`]); the store checks it atomically with each
+    /// creation. `Quota::default()` is no limit.
+    pub fn quota(mut self, quota: Quota) -> Self {
+        self.quota = quota;
         self
     }
 
@@ -145,6 +160,7 @@ impl RuntimeBuilder {
             concurrency: self.concurrency,
             single_node: self.single_node,
             claim_interval: self.claim_interval,
+            quota: self.quota,
             rng: Mutex::new(self.random.unwrap_or_else(|| Box::new(PyRandom::from_entropy()))),
             owner: format!("executor-{}", uuid::Uuid::new_v4()),
             started_at,

@@ -46,6 +46,7 @@ impl DeadLetters<'_> {
             deadline_at: now.plus(shared.policy.retention.max_execution),
             run_at: now,
             status_message: Some(format!("requeued from dead letter of task {task}")),
+            quota: None,
         };
         let record = shared.store.requeue_dead_letter(task, new).await?;
         shared.wakeups.work_available();

@@ -111,6 +111,7 @@ impl Runtime {
                 deadline_at: now.plus(shared.policy.retention.max_execution),
                 run_at: now,
                 status_message: None,
+                quota: Some(shared.quota),
             })
             .await?;
         if created.created {

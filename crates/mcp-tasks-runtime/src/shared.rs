@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks_core::{Classifier, Clock, Policy, RandomSource, TaskId, TaskRecord, Timestamp};
-use mcp_tasks_store::TaskStore;
+use mcp_tasks_store::{Quota, TaskStore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     pub(crate) concurrency: usize,
     pub(crate) single_node: bool,
     pub(crate) claim_interval: Duration,
+    /// What one principal may hold; every creation carries it to the store.
+    pub(crate) quota: Quota,
     pub(crate) rng: Mutex<Box<dyn RandomSource>>,
     /// This executor's lease owner name, unique per runtime.
     pub(crate) owner: String,

@@ -1,9 +1,16 @@
 //! Runtime errors in the protocol's terms.
 
 use mcp_tasks_runtime::RuntimeError;
+use mcp_tasks_store::StoreError;
 use rmcp::ErrorData as McpError;
+use rmcp::model::ErrorCode;
 use rmcp::model::ClientCapabilities;
 use serde_json::json;
+
+/// `-32050`: the caller's principal has reached its quota of stored tasks
+/// (or bytes of arguments); nothing was created. An implementation-defined
+/// server error code (JSON-RPC reserves -32000..-32099 for those).
+pub const QUOTA_EXCEEDED: ErrorCode = ErrorCode(-32050);
 
 /// The JSON-RPC error a client gets for a runtime error.
 pub(crate) fn to_mcp(e: RuntimeError) -> McpError {
@@ -18,6 +25,11 @@ pub(crate) fn to_mcp(e: RuntimeError) -> McpError {
             McpError::invalid_params(format!("unknown tool {tool:?}"), Some(json!({"tool": tool})))
         }
         RuntimeError::IdempotencyConflict { .. } => McpError::invalid_params(e.to_string(), None),
+        RuntimeError::Store(StoreError::QuotaExceeded { ref principal, resource, used, limit }) => McpError::new(
+            QUOTA_EXCEEDED,
+            e.to_string(),
+            Some(json!({"principal": principal, "resource": resource, "used": used, "limit": limit})),
+        ),
         other => McpError::internal_error(other.to_string(), None),
     }
 }

@@ -39,6 +39,7 @@ pub mod wire;
 
 pub use auth::{Principal, TokenMap};
 pub use builder::{ServerError, TaskServer, TaskServerBuilder};
+pub use errors::QUOTA_EXCEEDED;
 pub use inline::{InlineCall, InlineTool};
 pub use handler::IDEMPOTENCY_KEY_META_KEY;
 pub use wire::ORPHAN_WINDOW_META_KEY;

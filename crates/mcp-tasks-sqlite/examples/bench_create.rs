@@ -33,6 +33,7 @@ fn task(n: usize) -> NewTask {
         deadline_at: t.plus(std::time::Duration::from_secs(1800)),
         run_at: t,
         status_message: None,
+        quota: None,
     }
 }
 

@@ -11,14 +11,17 @@
 //!   with [`StoreError::NotOurs`](mcp_tasks_store::StoreError::NotOurs), never
 //!   modified.
 
+mod file_watch;
 mod open;
 mod options;
+mod quarantine;
 #[cfg(test)]
 mod query_plans;
 mod readers;
 mod reads;
 mod row;
 mod schema;
+mod serve_lock;
 mod store;
 mod writer;
 mod writes;

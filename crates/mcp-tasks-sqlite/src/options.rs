@@ -11,12 +11,29 @@ pub struct SqliteOptions {
     /// How long a write (or read) waits for a lock another process holds on
     /// the file before failing with `StoreError::Unavailable`.
     pub busy_timeout: Duration,
+    /// Hold the serving lock for as long as the store is open: a second
+    /// store opened with it on the same file fails with
+    /// `StoreError::InUse`. A server (whose start-up triage takes every
+    /// lease) must set it; operator tools that only inspect or requeue must
+    /// not, so they keep working beside a running server.
+    pub serve_lock: bool,
+}
+
+impl SqliteOptions {
+    /// The options of a serving process: the defaults plus the serving lock.
+    pub fn serving() -> Self {
+        SqliteOptions {
+            serve_lock: true,
+            ..SqliteOptions::default()
+        }
+    }
 }
 
 impl Default for SqliteOptions {
     fn default() -> Self {
         SqliteOptions {
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            serve_lock: false,
         }
     }
 }

@@ -7,7 +7,7 @@ use rusqlite::Connection;
 
 use crate::open::open_writer;
 use crate::reads::{RECENT_DURATIONS_SQL, sweep_sql};
-use crate::writes::{claim_sql, idempotency_sql};
+use crate::writes::{USAGE_SQL, claim_sql, idempotency_sql};
 
 /// The plan's detail lines, one per step.
 fn plan(conn: &Connection, sql: &str) -> Vec<String> {
@@ -66,6 +66,8 @@ fn every_sweep_and_claim_uses_its_partial_index() {
     assert_uses(&conn, &claim_sql(true), "tasks_claim");
     assert_uses(&conn, &idempotency_sql(), "tasks_idempotency");
     assert_uses(&conn, RECENT_DURATIONS_SQL, "tasks_durations");
+    // A quota check is a primary-key lookup of the principal's usage row.
+    assert_uses(&conn, USAGE_SQL, "sqlite_autoindex_principal_usage_1");
 }
 
 #[test]

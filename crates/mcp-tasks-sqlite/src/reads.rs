@@ -11,8 +11,10 @@ use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, ListQuery, StoreError, SweepQuery};
 use rusqlite::{Connection, params};
 
+use crate::quarantine::{Unreadable, decode_rows};
 use crate::row::{
-    DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row, to_json, unavailable,
+    DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row,
+    task_from_row_for_listing, to_json, unavailable,
 };
 use crate::schema::{LIVE, TERMINAL};
 
@@ -83,11 +85,24 @@ pub(crate) fn get(conn: &Connection, id: &TaskId) -> Result<Option<TaskRecord>, 
     Ok(tasks(conn, &sql, [id.as_str()])?.pop())
 }
 
-/// A sweep's candidates.
+/// One task, only if `principal` owns it. The owner is part of the `WHERE`,
+/// so another principal's row is never read or decoded: it costs what an
+/// unknown id costs (`IS` matches `NULL` to `NULL` for the anonymous owner).
+pub(crate) fn get_visible(
+    conn: &Connection,
+    id: &TaskId,
+    principal: Option<&str>,
+) -> Result<Option<TaskRecord>, StoreError> {
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1 AND principal IS ?2");
+    Ok(tasks(conn, &sql, params![id.as_str(), principal])?.pop())
+}
+
+/// A sweep's candidates that decode, and those that do not (for the
+/// caller to quarantine).
 pub(crate) fn sweep_candidates(
     conn: &Connection,
     query: SweepQuery,
-) -> Result<Vec<TaskRecord>, StoreError> {
+) -> Result<(Vec<TaskRecord>, Vec<Unreadable>), StoreError> {
     let (sql, _) = sweep_sql(&query);
     let (at, limit) = match query {
         SweepQuery::PastDeadline { now, limit } | SweepQuery::Expired { now, limit } => {
@@ -96,14 +111,16 @@ pub(crate) fn sweep_candidates(
         SweepQuery::Unseen { cutoff, limit } => (Some(cutoff), limit),
         SweepQuery::Leased { before, limit } => (before, limit),
     };
-    tasks(
-        conn,
-        &sql,
-        params![at.map(|t| t.as_millis()), sql_limit(limit)],
-    )
+    let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+    let mut rows = stmt
+        .query(params![at.map(|t| t.as_millis()), sql_limit(limit)])
+        .map_err(unavailable)?;
+    decode_rows(&mut rows)
 }
 
-/// An operator listing, newest first.
+/// An operator listing, newest first. Every row is listed: one whose JSON
+/// does not decode is shown with empty values and a status message saying
+/// what was unreadable, so operators see it.
 pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
     let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
     let sql = format!(
@@ -111,11 +128,19 @@ pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord
          WHERE (?1 = '[]' OR status IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR tool = ?2) \
          ORDER BY created_at DESC, id DESC LIMIT ?3"
     );
-    tasks(
-        conn,
-        &sql,
-        params![to_json(&statuses), query.tool, listing_limit(query.limit)],
-    )
+    let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+    let mut rows = stmt
+        .query(params![
+            to_json(&statuses),
+            query.tool,
+            listing_limit(query.limit)
+        ])
+        .map_err(unavailable)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(unavailable)? {
+        out.push(task_from_row_for_listing(row)?);
+    }
+    Ok(out)
 }
 
 /// Tasks per status, every status present.
@@ -201,4 +226,15 @@ pub(crate) fn get_dead_letter(
 ) -> Result<Option<DeadLetter>, StoreError> {
     let sql = format!("SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters WHERE task_id = ?1");
     Ok(dead_letters(conn, &sql, [task.as_str()])?.pop())
+}
+
+/// Copies the database, as of one read snapshot, into a new file at `dest`.
+pub(crate) fn backup_to(conn: &Connection, dest: &std::path::Path) -> Result<(), StoreError> {
+    let target = dest.to_str().ok_or_else(|| StoreError::Open {
+        path: dest.display().to_string(),
+        reason: "the backup path is not valid UTF-8".into(),
+    })?;
+    conn.execute("VACUUM INTO ?1", [target])
+        .map_err(|e| StoreError::Unavailable(format!("backup to {} failed: {e}", dest.display())))?;
+    Ok(())
 }

@@ -1,5 +1,7 @@
 //! Mapping between a `tasks` / `dead_letters` row and its Rust value.
 
+use std::cell::RefCell;
+
 use mcp_tasks_core::{Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{DeadLetter, StoreError};
 use rusqlite::Row;
@@ -30,8 +32,34 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
 /// Reads one row of [`TASK_COLUMNS`]; a value that does not decode is
 /// reported as [`StoreError::Corrupt`] naming the task.
 pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
+    decode_task(row, false).map(|(record, _)| record)
+}
+
+/// Reads one row of [`TASK_COLUMNS`] for an operator listing, which must
+/// show every task, readable or not: a JSON column that does not decode
+/// reads as its empty value, and the status message says which column was
+/// unreadable and why. Only a column SQLite itself cannot give back (which
+/// its `STRICT` types rule out) is still an error.
+pub(crate) fn task_from_row_for_listing(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
+    let (mut record, unreadable) = decode_task(row, true)?;
+    if !unreadable.is_empty() {
+        record.status_message = Some(format!(
+            "unreadable stored task: {}",
+            unreadable.join("; ")
+        ));
+    }
+    Ok(record)
+}
+
+/// Decodes a task row; `lenient` turns an undecodable JSON column into its
+/// empty value and a line of the returned list instead of an error.
+fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>), StoreError> {
     let id: String = row.get(0).map_err(|e| corrupt("?", "id", e))?;
-    let d = Decoder { id: &id, row };
+    let d = Decoder {
+        id: &id,
+        row,
+        unreadable: lenient.then(Default::default),
+    };
     let lease = match (
         d.get::<Option<String>>(13, "lease_owner")?,
         d.get::<Option<i64>>(14, "lease_expires_at")?,
@@ -43,7 +71,7 @@ pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
         _ => None,
     };
     let status: String = d.get(5, "status")?;
-    Ok(TaskRecord {
+    let record = TaskRecord {
         version: d.get(1, "version")?,
         tool: d.get(2, "tool")?,
         arguments: d.json(3, "arguments")?,
@@ -70,20 +98,26 @@ pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
         idempotency_key: d.get(23, "idempotency_key")?,
         fingerprint: d.get(24, "fingerprint")?,
         id: TaskId(id.clone()),
-    })
+    };
+    let unreadable = d.unreadable.map(RefCell::into_inner).unwrap_or_default();
+    Ok((record, unreadable))
 }
 
 /// Reads one row of [`DEAD_LETTER_COLUMNS`].
 pub(crate) fn dead_letter_from_row(row: &Row<'_>) -> Result<DeadLetter, StoreError> {
     let id: String = row.get(0).map_err(|e| corrupt("?", "task_id", e))?;
-    let d = Decoder { id: &id, row };
+    let d = Decoder {
+        id: &id,
+        row,
+        unreadable: None,
+    };
     Ok(DeadLetter {
         tool: d.get(1, "tool")?,
         arguments: d.json(2, "arguments")?,
         principal: d.get(3, "principal")?,
         attempts: d.get(4, "attempts")?,
         reason: d.get(5, "reason")?,
-        error: d.json(6, "error")?,
+        error: d.strict_json(6, "error")?,
         dead_at: d.instant(7, "dead_at")?,
         requeued_as: d.get::<Option<String>>(8, "requeued_as")?.map(TaskId),
         task_id: TaskId(id.clone()),
@@ -101,6 +135,8 @@ fn corrupt(id: &str, column: &str, e: impl std::fmt::Display) -> StoreError {
 struct Decoder<'a> {
     id: &'a str,
     row: &'a Row<'a>,
+    /// Lenient mode: undecodable JSON columns are listed here, not errors.
+    unreadable: Option<RefCell<Vec<String>>>,
 }
 
 impl Decoder<'_> {
@@ -116,9 +152,18 @@ impl Decoder<'_> {
         self.get::<i64>(index, column).map(Timestamp)
     }
 
-    fn json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<T, StoreError> {
+    fn strict_json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<T, StoreError> {
         let text: String = self.get(index, column)?;
         serde_json::from_str(&text).map_err(|e| corrupt(self.id, column, e))
+    }
+
+    fn json<T: DeserializeOwned + Default>(
+        &self,
+        index: usize,
+        column: &str,
+    ) -> Result<T, StoreError> {
+        let text: String = self.get(index, column)?;
+        serde_json::from_str(&text).or_else(|e| self.unreadable(column, e))
     }
 
     fn opt_json<T: DeserializeOwned>(
@@ -129,8 +174,20 @@ impl Decoder<'_> {
         match self.get::<Option<String>>(index, column)? {
             Some(text) => serde_json::from_str(&text)
                 .map(Some)
-                .map_err(|e| corrupt(self.id, column, e)),
+                .or_else(|e| self.unreadable(column, e)),
             None => Ok(None),
+        }
+    }
+
+    /// A JSON column that did not decode: an error, or in lenient mode its
+    /// empty value, noted.
+    fn unreadable<T: Default>(&self, column: &str, e: serde_json::Error) -> Result<T, StoreError> {
+        match &self.unreadable {
+            Some(list) => {
+                list.borrow_mut().push(format!("column {column}: {e}"));
+                Ok(T::default())
+            }
+            None => Err(corrupt(self.id, column, e)),
         }
     }
 }

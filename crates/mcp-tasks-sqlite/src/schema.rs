@@ -82,6 +82,36 @@ CREATE TABLE dead_letters (
 
 CREATE INDEX dead_letters_dead_at ON dead_letters (dead_at, seq);
 "#,
+    // 2: what each principal holds (tasks, bytes of arguments), kept by
+    // triggers on every insert and delete, so a quota check at creation is
+    // one primary-key lookup, not a count over the principal's rows.
+    // Arguments and principal never change after the insert.
+    r#"
+CREATE TABLE principal_usage (
+    principal      TEXT    NOT NULL PRIMARY KEY,   -- '' for the anonymous principal
+    tasks          INTEGER NOT NULL,
+    argument_bytes INTEGER NOT NULL
+) STRICT;
+
+CREATE TRIGGER tasks_usage_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO principal_usage (principal, tasks, argument_bytes)
+        VALUES (coalesce(NEW.principal, ''), 1, length(CAST(NEW.arguments AS BLOB)))
+        ON CONFLICT (principal) DO UPDATE SET
+            tasks = tasks + 1,
+            argument_bytes = argument_bytes + excluded.argument_bytes;
+END;
+
+CREATE TRIGGER tasks_usage_delete AFTER DELETE ON tasks BEGIN
+    UPDATE principal_usage SET
+            tasks = tasks - 1,
+            argument_bytes = argument_bytes - length(CAST(OLD.arguments AS BLOB))
+        WHERE principal = coalesce(OLD.principal, '');
+END;
+
+INSERT INTO principal_usage (principal, tasks, argument_bytes)
+    SELECT coalesce(principal, ''), count(*), coalesce(sum(length(CAST(arguments AS BLOB))), 0)
+    FROM tasks GROUP BY coalesce(principal, '');
+"#,
 ];
 
 /// The schema version this build writes and understands.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_core::{Clock, SystemClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
     PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
@@ -14,7 +14,10 @@ use mcp_tasks_store::{
 
 use crate::open::open_writer;
 use crate::options::SqliteOptions;
+use crate::file_watch::FileWatch;
+use crate::quarantine::quarantine_all;
 use crate::readers::Readers;
+use crate::serve_lock::ServeLock;
 use crate::writer::{WriteStats, Writer};
 use crate::{reads, writes};
 
@@ -29,6 +32,9 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
     readers: Arc<Readers>,
+    watch: Arc<FileWatch>,
+    /// Declared last so it is released after the writer has closed the file.
+    _serve_lock: Option<ServeLock>,
 }
 
 impl SqliteStore {
@@ -38,7 +44,9 @@ impl SqliteStore {
     /// directory, a missing parent directory, no permission), and with
     /// [`StoreError::NotOurs`] for a file that is not SQLite, an SQLite
     /// database of another application, or an mcp-tasks schema newer than
-    /// this build. Blocks briefly (file I/O); call it at startup.
+    /// this build; with [`SqliteOptions::serve_lock`], with
+    /// [`StoreError::InUse`] while another serving store has the file open.
+    /// Blocks briefly (file I/O); call it at startup.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with(path, SqliteOptions::default())
     }
@@ -46,18 +54,54 @@ impl SqliteStore {
     /// [`open`](SqliteStore::open) with explicit options.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
+        // Before anything touches the file: a refused server changes nothing.
+        let serve_lock = match options.serve_lock {
+            true => Some(ServeLock::acquire(&path)?),
+            false => None,
+        };
         let conn = open_writer(&path, options.busy_timeout)?;
-        let writer = Writer::start(conn)?;
+        let watch = Arc::new(FileWatch::new(&path)?);
+        let writer = Writer::start(conn, Arc::clone(&watch))?;
         Ok(SqliteStore {
+            watch,
             readers: Readers::new(path.clone(), options.busy_timeout),
             path,
             writer,
+            _serve_lock: serve_lock,
         })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Copies the write-ahead log into the database file and empties it,
+    /// after every write queued before this call has committed: the `.db`
+    /// file alone then holds every task. Call it at shutdown, once the
+    /// runtime has stopped writing (closing the store does it too, but a
+    /// serving process may exit before the last handle to the store drops).
+    /// Fails if the file was deleted or replaced, or a reader kept the
+    /// checkpoint from finishing.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.writer.checkpoint().await
+    }
+
+    /// Writes a consistent copy of the whole database to a new file at
+    /// `dest` (SQLite's `VACUUM INTO`, from one read snapshot): a safe
+    /// backup of a live database, taken beside a running server without
+    /// stopping it or blocking its writes. Fails if `dest` already exists.
+    pub async fn backup_to(&self, dest: impl AsRef<Path>) -> Result<(), StoreError> {
+        let dest = dest.as_ref().to_path_buf();
+        if dest.exists() {
+            return Err(StoreError::Open {
+                path: dest.display().to_string(),
+                reason: "the backup destination already exists; choose a new file".into(),
+            });
+        }
+        self.readers
+            .read(move |conn| reads::backup_to(conn, &dest))
+            .await
     }
 
     /// Commits and writes since the store opened: `writes / commits` is the
@@ -86,6 +130,22 @@ impl TaskStore for SqliteStore {
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
         let id = id.clone();
         self.readers.read(move |conn| reads::get(conn, &id)).await
+    }
+
+    async fn get_visible(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let id = id.clone();
+        let principal = principal.map(str::to_owned);
+        self.readers
+            .read(move |conn| reads::get_visible(conn, &id, principal.as_deref()))
+            .await
+    }
+
+    async fn health(&self) -> Result<(), StoreError> {
+        self.watch.check()
     }
 
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
@@ -119,9 +179,23 @@ impl TaskStore for SqliteStore {
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.readers
+        let now = quarantine_instant(&query);
+        let (good, unreadable) = self
+            .readers
             .read(move |conn| reads::sweep_candidates(conn, query))
-            .await
+            .await?;
+        if !unreadable.is_empty() {
+            // Set the unreadable rows aside so they stop coming back, but
+            // hand out the rest even if that write fails.
+            let quarantined = self
+                .writer
+                .write(move |conn| quarantine_all(conn, &unreadable, now))
+                .await;
+            if let Err(e) = quarantined {
+                tracing::error!(error = %e, "cannot fail the unreadable tasks a sweep found");
+            }
+        }
+        Ok(good)
     }
 
     async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
@@ -172,5 +246,15 @@ impl TaskStore for SqliteStore {
         self.writer
             .write(move |conn| writes::purge_dead_letters(conn, query))
             .await
+    }
+}
+
+/// When an unreadable row a sweep found is failed: the sweep's own "now" when
+/// it has one, else the system clock (stores otherwise take every instant
+/// from their caller; this is the one write no caller asked for).
+fn quarantine_instant(query: &SweepQuery) -> Timestamp {
+    match query {
+        SweepQuery::PastDeadline { now, .. } | SweepQuery::Expired { now, .. } => *now,
+        SweepQuery::Unseen { .. } | SweepQuery::Leased { .. } => SystemClock.now(),
     }
 }

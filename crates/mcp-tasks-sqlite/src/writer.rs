@@ -17,6 +17,8 @@ use mcp_tasks_store::StoreError;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use crate::file_watch::FileWatch;
+
 /// Most jobs one transaction carries, so one commit's latency stays bounded.
 pub(crate) const MAX_BATCH: usize = 512;
 
@@ -47,6 +49,14 @@ impl<T: Send> Pending for Held<T> {
 /// could not begin) it only gives back its reply handle.
 type Job = Box<dyn FnOnce(Option<&Connection>) -> Box<dyn Pending> + Send>;
 
+/// What the writer thread is asked to do.
+enum Message {
+    /// A write for the next group commit.
+    Write(Job),
+    /// Copy the WAL into the database file, outside any transaction.
+    Checkpoint(oneshot::Sender<Result<(), StoreError>>),
+}
+
 /// What the writer has done since the store opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteStats {
@@ -65,20 +75,21 @@ struct Counters {
 
 /// The handle callers use to reach the writer thread.
 pub(crate) struct Writer {
-    jobs: Option<mpsc::Sender<Job>>,
+    jobs: Option<mpsc::Sender<Message>>,
     thread: Option<JoinHandle<()>>,
     counters: Arc<Counters>,
 }
 
 impl Writer {
-    /// Starts the writer thread on `conn`.
-    pub(crate) fn start(conn: Connection) -> Result<Self, StoreError> {
-        let (jobs, queue) = mpsc::channel::<Job>();
+    /// Starts the writer thread on `conn`, which writes only while `watch`
+    /// says the path still names the file `conn` opened.
+    pub(crate) fn start(conn: Connection, watch: Arc<FileWatch>) -> Result<Self, StoreError> {
+        let (jobs, queue) = mpsc::channel::<Message>();
         let counters = Arc::new(Counters::default());
         let shared = Arc::clone(&counters);
         let thread = std::thread::Builder::new()
             .name("mcp-tasks-sqlite-writer".into())
-            .spawn(move || run(conn, queue, &shared))
+            .spawn(move || run(conn, queue, &shared, &watch))
             .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer {
             jobs: Some(jobs),
@@ -109,19 +120,31 @@ impl Writer {
             };
             Box::new(Held { reply, result })
         });
+        self.send(Message::Write(job))?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Checkpoints the WAL into the database file (truncating the WAL) after
+    /// every write queued before it has committed.
+    pub(crate) async fn checkpoint(&self) -> Result<(), StoreError> {
+        let (reply, done) = oneshot::channel();
+        self.send(Message::Checkpoint(reply))?;
+        done.await.map_err(|_| StoreError::Closed)?
+    }
+
+    fn send(&self, message: Message) -> Result<(), StoreError> {
         self.jobs
             .as_ref()
             .ok_or(StoreError::Closed)?
-            .send(job)
-            .map_err(|_| StoreError::Closed)?;
-        done.await.map_err(|_| StoreError::Closed)?
+            .send(message)
+            .map_err(|_| StoreError::Closed)
     }
 }
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        // Closing the queue ends the thread after its current batch; joining
-        // means the file is closed (and the WAL checkpointed) when we return.
+        // Closing the queue ends the thread after its current batch and a
+        // last checkpoint; joining means the file is closed when we return.
         drop(self.jobs.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -148,21 +171,69 @@ fn in_savepoint<T>(
     }
 }
 
-fn run(conn: Connection, queue: mpsc::Receiver<Job>, counters: &Counters) {
+fn run(conn: Connection, queue: mpsc::Receiver<Message>, counters: &Counters, watch: &FileWatch) {
     while let Ok(first) = queue.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+        let mut batch = Vec::new();
+        let mut checkpoint = None;
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            match message {
+                Message::Write(job) => batch.push(job),
+                // Writes queued after it wait for the next batch.
+                Message::Checkpoint(reply) => {
+                    checkpoint = Some(reply);
+                    break;
+                }
+            }
+            if batch.len() < MAX_BATCH {
+                next = queue.try_recv().ok();
             }
         }
-        let writes = batch.len() as u64;
-        if commit_batch(&conn, batch) {
-            counters.commits.fetch_add(1, Ordering::Relaxed);
-            counters.writes.fetch_add(writes, Ordering::Relaxed);
+        if !batch.is_empty() {
+            let writes = batch.len() as u64;
+            if let Err(lost) = watch.check() {
+                refuse(batch, &lost);
+            } else if commit_batch(&conn, batch) {
+                counters.commits.fetch_add(1, Ordering::Relaxed);
+                counters.writes.fetch_add(writes, Ordering::Relaxed);
+            }
+        }
+        if let Some(reply) = checkpoint {
+            let _ = reply.send(watch.check().and_then(|()| checkpoint_wal(&conn)));
         }
     }
+    // The store is closing: leave the database file complete on its own, so
+    // a copy of it alone is a backup. (Closing this connection does not do
+    // it while read connections are still open.)
+    if watch.check().is_ok()
+        && let Err(e) = checkpoint_wal(&conn)
+    {
+        tracing::warn!(error = %e, "WAL checkpoint at close failed; the -wal file still holds the newest writes");
+    }
+}
+
+/// Answers every job of a batch with `error` without running it.
+fn refuse(batch: Vec<Job>, error: &StoreError) {
+    for job in batch {
+        job(None).reply(Err(error.clone()));
+    }
+}
+
+/// `PRAGMA wal_checkpoint(TRUNCATE)`: copies every committed page of the WAL
+/// into the database file and empties the WAL; fails if a reader kept it
+/// from finishing.
+fn checkpoint_wal(conn: &Connection) -> Result<(), StoreError> {
+    let (busy, log, copied): (i64, i64, i64) = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .map_err(|e| StoreError::Unavailable(format!("WAL checkpoint failed: {e}")))?;
+    if busy != 0 {
+        return Err(StoreError::Unavailable(format!(
+            "WAL checkpoint could not finish: a reader or writer kept it busy ({copied} of {log} pages copied)"
+        )));
+    }
+    Ok(())
 }
 
 /// Runs and commits one batch, then replies; returns whether it committed.
@@ -171,9 +242,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>) -> bool {
     let mut held: Vec<Box<dyn Pending>> = Vec::with_capacity(batch.len());
     if let Err(e) = began {
         let error = StoreError::Unavailable(format!("cannot begin a write transaction: {e}"));
-        for job in batch {
-            job(None).reply(Err(error.clone()));
-        }
+        refuse(batch, &error);
         return false;
     }
     for job in batch {

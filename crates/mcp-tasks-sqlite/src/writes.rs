@@ -5,11 +5,12 @@ use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
 use mcp_tasks_store::{
     ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError,
-    Update, UpdateOutcome,
+    Update, UpdateOutcome, argument_bytes,
 };
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
 
+use crate::quarantine::{decode_rows, quarantine_all};
 use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
 use crate::schema::{LIVE, TERMINAL};
 
@@ -30,20 +31,6 @@ fn one_task(
     }
 }
 
-fn many_tasks(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<TaskRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
-    let mut rows = stmt.query(params).map_err(unavailable)?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(unavailable)? {
-        out.push(task_from_row(row)?);
-    }
-    Ok(out)
-}
-
 /// The task holding idempotency key `?2` of principal `?1` (`''` for none),
 /// spelled as the `tasks_idempotency` index.
 pub(crate) fn idempotency_sql() -> String {
@@ -52,7 +39,12 @@ pub(crate) fn idempotency_sql() -> String {
     )
 }
 
-/// Inserts a task, or returns the task its idempotency key is bound to.
+/// What principal `?1` (`''` for none) holds: one primary-key lookup.
+pub(crate) const USAGE_SQL: &str =
+    "SELECT tasks, argument_bytes FROM principal_usage WHERE principal = ?1";
+
+/// Inserts a task, or returns the task its idempotency key is bound to,
+/// refusing it if it would pass `new.quota`.
 pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreError> {
     let fingerprint = call_fingerprint(&new.tool, &new.arguments);
     if let Some(key) = &new.idempotency_key
@@ -72,6 +64,26 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
             key: key.clone(),
             existing: existing.id,
         });
+    }
+    if let Some(quota) = &new.quota {
+        // Inside the writer's transaction: concurrent creations are
+        // serialised, so none can slip past the limit.
+        let (tasks, bytes): (i64, i64) = conn
+            .prepare_cached(USAGE_SQL)
+            .and_then(|mut s| {
+                s.query_row([new.principal.as_deref().unwrap_or_default()], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(unavailable)?
+            .unwrap_or_default();
+        quota.admit(
+            new.principal.as_deref(),
+            tasks.max(0) as u64,
+            bytes.max(0) as u64,
+            argument_bytes(&new.arguments),
+        )?;
     }
     let sql = format!(
         "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, max_attempts, \
@@ -331,7 +343,8 @@ pub(crate) fn claim_sql(with_tools: bool) -> String {
 }
 
 /// Leases up to `limit` due tasks in one statement: the single writer makes
-/// the select-then-update atomic.
+/// the select-then-update atomic. A claimed row that does not decode is
+/// quarantined (failed in place) in the same transaction and not returned.
 pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
     if params.limit == 0 {
         return Ok(Vec::new());
@@ -341,10 +354,18 @@ pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRe
     let tools = params.tools.as_ref().map(to_json);
     let p1 = params.owner.as_str();
     let (p2, p3) = (params.lease_expires_at.as_millis(), params.now.as_millis());
-    let mut claimed = match &tools {
-        Some(tools) => many_tasks(conn, &sql, params![p1, p2, p3, limit, tools])?,
-        None => many_tasks(conn, &sql, params![p1, p2, p3, limit])?,
+    let (mut claimed, unreadable) = {
+        let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+        let mut rows = match &tools {
+            Some(tools) => stmt.query(params![p1, p2, p3, limit, tools]),
+            None => stmt.query(params![p1, p2, p3, limit]),
+        }
+        .map_err(unavailable)?;
+        decode_rows(&mut rows)?
     };
+    // One unreadable row must not roll back the whole claim: fail it (it was
+    // just leased by this claim, so it is live) and hand out the rest.
+    quarantine_all(conn, &unreadable, params.now)?;
     // RETURNING has no defined order; the contract says oldest run_at first.
     claimed.sort_by(|a, b| a.run_at.cmp(&b.run_at).then_with(|| a.id.cmp(&b.id)));
     Ok(claimed)

@@ -23,6 +23,7 @@ async fn reads_do_not_wait_behind_a_blocked_writer() {
     let path = dir.path().join("tasks.db");
     let options = SqliteOptions {
         busy_timeout: Duration::from_secs(60),
+        ..SqliteOptions::default()
     };
     let store = Arc::new(SqliteStore::open_with(&path, options).unwrap());
     let existing = create(&*store, new_task("report", at(0))).await;
@@ -65,6 +66,7 @@ async fn a_write_that_cannot_get_the_lock_fails_typed_and_polls_stay_buffered() 
     let path = dir.path().join("tasks.db");
     let options = SqliteOptions {
         busy_timeout: Duration::from_millis(100),
+        ..SqliteOptions::default()
     };
     let store = SqliteStore::open_with(&path, options).unwrap();
     let task = create(&store, new_task("report", at(0))).await;

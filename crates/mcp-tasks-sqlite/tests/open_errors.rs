@@ -153,5 +153,5 @@ async fn reopening_keeps_tasks_and_schema() {
     let mode: String = conn
         .pragma_query_value(None, "journal_mode", |r| r.get(0))
         .unwrap();
-    assert_eq!((app, version, mode.as_str()), (0x4D43_5054, 1, "wal"));
+    assert_eq!((app, version, mode.as_str()), (0x4D43_5054, 2, "wal"));
 }

@@ -2,6 +2,16 @@
 
 use mcp_tasks_core::TaskId;
 
+use crate::params::QuotaResource;
+
+/// A principal as a message names it.
+fn who(principal: Option<&str>) -> String {
+    match principal {
+        Some(p) => format!("principal {p:?}"),
+        None => "the anonymous principal (shared by every caller without credentials)".to_owned(),
+    }
+}
+
 /// A store operation that could not be carried out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -34,6 +44,42 @@ pub enum StoreError {
         path: String,
         /// What gave it away.
         reason: String,
+    },
+    /// Another server is serving this database, and a store can have only
+    /// one: its start-up triage would take over the other's running tasks.
+    #[error(
+        "{path} is already being served by another mcp-tasks server{}: an SQLite task database \
+         can have only one server (that server holds the lock on {lock}). Stop that server first, \
+         or serve another database file; `mcp-tasks tasks` and `mcp-tasks dlq` work beside a running server",
+        holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+    )]
+    InUse {
+        /// The database.
+        path: String,
+        /// The lock file the other server holds.
+        lock: String,
+        /// That server's process id, when it could be read.
+        holder: Option<u32>,
+    },
+    /// The principal already holds as much as its [`Quota`](crate::Quota)
+    /// allows; nothing was created.
+    #[error(
+        "{} has reached its limit of {limit} {}: it holds {used}. Stored tasks count until they \
+         expire (the retention period after they finish); wait for some to expire, or ask the \
+         operator to raise the limit",
+        who(principal.as_deref()),
+        match resource { QuotaResource::Tasks => "stored tasks", QuotaResource::ArgumentBytes => "bytes of stored tool arguments" }
+    )]
+    QuotaExceeded {
+        /// The principal (`None`: the anonymous principal, one for all
+        /// callers without one).
+        principal: Option<String>,
+        /// The limit that would have been passed.
+        resource: QuotaResource,
+        /// What the principal holds now.
+        used: u64,
+        /// The limit.
+        limit: u64,
     },
     /// No dead letter for this task.
     #[error("no dead letter for task {0}")]

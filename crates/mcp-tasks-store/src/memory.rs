@@ -42,6 +42,9 @@ struct Inner {
     /// "newest first" is stable when two share a `dead_at`.
     dead: HashMap<TaskId, (u64, DeadLetter)>,
     dead_seq: u64,
+    /// Principal (or "" for the anonymous one) → (tasks, argument bytes) it
+    /// holds, kept with every insert and delete so a quota check is O(1).
+    usage: HashMap<String, (u64, u64)>,
 }
 
 impl MemoryStore {
@@ -90,6 +93,15 @@ impl Inner {
         if self.tasks.contains_key(&new.id) {
             return Err(StoreError::DuplicateId(new.id));
         }
+        let bytes = argument_bytes(&new.arguments);
+        let slot = new.principal.clone().unwrap_or_default();
+        if let Some(quota) = &new.quota {
+            let (tasks, held) = self.usage.get(&slot).copied().unwrap_or_default();
+            quota.admit(new.principal.as_deref(), tasks, held, bytes)?;
+        }
+        let usage = self.usage.entry(slot).or_default();
+        usage.0 += 1;
+        usage.1 += bytes;
         let record = TaskRecord {
             id: new.id,
             version: 1,
@@ -141,11 +153,16 @@ impl Inner {
                 if record.status.is_live() {
                     return UpdateOutcome::Lost;
                 }
-                if let Some(removed) = self.tasks.remove(&update.guard.id)
-                    && let Some(key) = &removed.idempotency_key
-                {
-                    self.keys
-                        .remove(&key_slot(removed.principal.as_deref(), key));
+                if let Some(removed) = self.tasks.remove(&update.guard.id) {
+                    if let Some(key) = &removed.idempotency_key {
+                        self.keys
+                            .remove(&key_slot(removed.principal.as_deref(), key));
+                    }
+                    let slot = removed.principal.clone().unwrap_or_default();
+                    if let Some(usage) = self.usage.get_mut(&slot) {
+                        usage.0 = usage.0.saturating_sub(1);
+                        usage.1 = usage.1.saturating_sub(argument_bytes(&removed.arguments));
+                    }
                 }
                 UpdateOutcome::Applied(None)
             }
@@ -302,6 +319,20 @@ impl TaskStore for MemoryStore {
 
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
         Ok(self.lock().tasks.get(id).cloned())
+    }
+
+    async fn get_visible(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        // Filter before cloning: another principal's task is never copied.
+        Ok(self
+            .lock()
+            .tasks
+            .get(id)
+            .filter(|r| r.principal.as_deref() == principal)
+            .cloned())
     }
 
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {

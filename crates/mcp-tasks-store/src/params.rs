@@ -29,6 +29,74 @@ pub struct NewTask {
     pub run_at: Timestamp,
     /// Initial status message.
     pub status_message: Option<String>,
+    /// The most the principal may hold in the store, checked atomically with
+    /// the insert; `None` for no limit.
+    pub quota: Option<Quota>,
+}
+
+/// The most one principal may hold in a store at once, counting every row
+/// it owns, live or retained (a row stops counting when it is deleted, i.e.
+/// when it expires). The anonymous principal is one principal: every caller
+/// without a principal shares its quota. Each unset limit is no limit.
+///
+/// A store checks it inside the transaction that inserts the task, so
+/// concurrent creations can never overshoot it; a creation that would
+/// exceed it fails with [`StoreError::QuotaExceeded`](crate::StoreError::QuotaExceeded)
+/// and changes nothing. An idempotent replay (the key already bound to the
+/// same call) adds nothing and is never refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Quota {
+    /// Most tasks stored.
+    pub max_tasks: Option<u64>,
+    /// Most bytes of tool arguments stored (their compact JSON text).
+    pub max_argument_bytes: Option<u64>,
+}
+
+/// What a [`Quota`] limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaResource {
+    /// The number of stored tasks.
+    Tasks,
+    /// The bytes of stored tool arguments.
+    ArgumentBytes,
+}
+
+impl Quota {
+    /// Checks that a principal holding `tasks` tasks with `argument_bytes`
+    /// bytes of arguments may store one more whose arguments take
+    /// `new_bytes`; the error names the limit that would be passed.
+    pub fn admit(
+        &self,
+        principal: Option<&str>,
+        tasks: u64,
+        argument_bytes: u64,
+        new_bytes: u64,
+    ) -> Result<(), crate::StoreError> {
+        let exceeded = |resource, used, limit| crate::StoreError::QuotaExceeded {
+            principal: principal.map(str::to_owned),
+            resource,
+            used,
+            limit,
+        };
+        if let Some(limit) = self.max_tasks
+            && tasks.saturating_add(1) > limit
+        {
+            return Err(exceeded(QuotaResource::Tasks, tasks, limit));
+        }
+        if let Some(limit) = self.max_argument_bytes
+            && argument_bytes.saturating_add(new_bytes) > limit
+        {
+            return Err(exceeded(QuotaResource::ArgumentBytes, argument_bytes, limit));
+        }
+        Ok(())
+    }
+}
+
+/// The size a task's arguments count for against
+/// [`Quota::max_argument_bytes`]: their compact JSON text, as stored.
+pub fn argument_bytes(arguments: &Value) -> u64 {
+    serde_json::to_string(arguments).map_or(0, |text| text.len() as u64)
 }
 
 /// What [`TaskStore::create`](crate::TaskStore::create) did.

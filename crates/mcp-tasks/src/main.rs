@@ -29,6 +29,8 @@ enum Command {
     Tasks(cmd::tasks::Args),
     /// Inspect and act on the dead-letter queue.
     Dlq(cmd::dlq::Args),
+    /// Copy a live task database to a new file, beside a running server.
+    Backup(cmd::backup::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
             Command::Study(args) => cmd::study::run(args).await,
             Command::Tasks(args) => cmd::tasks::run(args).await,
             Command::Dlq(args) => cmd::dlq::run(args).await,
+            Command::Backup(args) => cmd::backup::run(args).await,
         }
     });
     match outcome {

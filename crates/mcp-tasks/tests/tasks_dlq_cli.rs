@@ -37,6 +37,7 @@ fn new_task(tool: &str, created: Timestamp) -> NewTask {
         deadline_at: created.plus(std::time::Duration::from_secs(1800)),
         run_at: created,
         status_message: Some("queued".into()),
+        quota: None,
     }
 }
 

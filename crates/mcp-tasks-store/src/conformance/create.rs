@@ -28,6 +28,7 @@ pub async fn create_get_round_trip(store: &dyn TaskStore) {
         deadline_at: at(1800),
         run_at: at(10),
         status_message: Some("queued".into()),
+        quota: None,
     };
     let created = store.create(new.clone()).await.expect("create");
     assert!(created.created, "a fresh task must report created: true");

@@ -30,9 +30,11 @@ mod guards;
 mod idempotency;
 mod listing;
 mod polls;
+mod quota;
 pub mod support;
 mod sweeps;
 mod terminal;
+mod visibility;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -45,8 +47,10 @@ pub use guards::*;
 pub use idempotency::*;
 pub use listing::*;
 pub use polls::*;
+pub use quota::*;
 pub use sweeps::*;
 pub use terminal::*;
+pub use visibility::*;
 
 use crate::store::TaskStore;
 
@@ -117,12 +121,16 @@ macro_rules! store_conformance_tests {
             list_filters_and_orders,
             count_by_status_counts_every_status,
             recent_durations_newest_first,
+            get_visible_checks_the_owner,
+            quota_caps_tasks_per_principal,
+            quota_caps_argument_bytes,
         );
         $crate::store_conformance_tests!(@shared $make;
             concurrent_claimers_never_share_a_task,
             concurrent_creates_are_all_visible,
             concurrent_creates_with_one_key_agree,
             concurrent_guarded_updates_have_one_winner,
+            concurrent_creates_never_overshoot_a_quota,
         );
     };
     (@borrowed $make:path; $($name:ident),* $(,)?) => {

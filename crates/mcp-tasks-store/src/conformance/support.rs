@@ -30,6 +30,7 @@ pub fn new_task(tool: &str, created: Timestamp) -> NewTask {
         deadline_at: created.plus(Duration::from_secs(1800)),
         run_at: created,
         status_message: None,
+        quota: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes `Args` (its flags) and
 //! `run(Args) -> anyhow::Result<ExitCode>`.
 
+pub(crate) mod backup;
 pub(crate) mod call;
 pub(crate) mod dlq;
 pub(crate) mod inspect;

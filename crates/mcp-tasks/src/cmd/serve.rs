@@ -11,7 +11,8 @@ use anyhow::Context;
 use mcp_tasks_server::config::{load_tokens, parse_duration};
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
-use mcp_tasks_store::TaskStore;
+use mcp_tasks_runtime::DEFAULT_QUOTA;
+use mcp_tasks_store::{Quota, TaskStore};
 
 use super::listen_addr::parse_listen;
 use super::policy_args::PolicyArgs;
@@ -45,6 +46,15 @@ pub(crate) struct Args {
     /// Host names accepted in the Host header, comma-separated (default: loopback names).
     #[arg(long, env = "MCP_TASKS_ALLOWED_HOSTS", value_delimiter = ',')]
     allowed_hosts: Vec<String>,
+    /// Most tasks one principal may hold, live or retained (0: no limit).
+    /// Callers without a bearer token share one principal.
+    #[arg(long, env = "MCP_TASKS_MAX_TASKS_PER_PRINCIPAL", value_name = "N",
+          default_value_t = DEFAULT_QUOTA.max_tasks.unwrap_or(0))]
+    max_tasks_per_principal: u64,
+    /// Most bytes of tool arguments one principal may hold (0: no limit).
+    #[arg(long, env = "MCP_TASKS_MAX_ARGUMENT_BYTES_PER_PRINCIPAL", value_name = "BYTES",
+          default_value_t = DEFAULT_QUOTA.max_argument_bytes.unwrap_or(0))]
+    max_argument_bytes_per_principal: u64,
     /// How long running tasks get to finish at shutdown before they are
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
@@ -60,25 +70,36 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     // On SQLite this process is the only one: at start every lease is a
-    // dead process's (single-node triage). On PostgreSQL other instances
-    // may hold live leases: only lapsed ones are triaged.
-    let (store, single_node, location): (Arc<dyn TaskStore>, bool, String) = match &args.database_url {
-        Some(url) => {
-            let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
-            let location = format!("PostgreSQL {}", store.url());
-            (Arc::new(store), false, location)
-        }
-        None => {
-            let store = mcp_tasks_sqlite::SqliteStore::open(&args.db)
-                .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
-            (Arc::new(store), true, format!("SQLite {}", args.db.display()))
-        }
-    };
+    // dead process's (single-node triage), which the serving lock makes true
+    // (a second server on this file is refused; `tasks`/`dlq` open without
+    // it). On PostgreSQL other instances may hold live leases: only lapsed
+    // ones are triaged.
+    let (store, sqlite, single_node, location): (Arc<dyn TaskStore>, Option<Arc<mcp_tasks_sqlite::SqliteStore>>, bool, String) =
+        match &args.database_url {
+            Some(url) => {
+                let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
+                let location = format!("PostgreSQL {}", store.url());
+                (Arc::new(store), None, false, location)
+            }
+            None => {
+                let store =
+                    mcp_tasks_sqlite::SqliteStore::open_with(&args.db, mcp_tasks_sqlite::SqliteOptions::serving())
+                        .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
+                let sqlite = Arc::new(store);
+                (sqlite.clone(), Some(sqlite), true, format!("SQLite {}", args.db.display()))
+            }
+        };
     let mut builder = TaskServer::builder(store)
         .policy(policy)
         .single_node(single_node)
         .max_body_bytes(args.max_body_bytes)
         .shutdown_grace(args.shutdown_grace);
+    let limit = |n: u64| (n > 0).then_some(n);
+    let quota = Quota {
+        max_tasks: limit(args.max_tasks_per_principal),
+        max_argument_bytes: limit(args.max_argument_bytes_per_principal),
+    };
+    builder = builder.runtime(|r| r.quota(quota));
     let mut sets: Vec<ToolSet> = Vec::new();
     for set in &args.tools {
         if !sets.contains(set) {
@@ -100,6 +121,14 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         sets.join(",")
     );
     server.serve(listener, shutdown_signal()).await?;
+    // The runtime has stopped: fold the WAL into the .db file, so a copy of
+    // that file alone (a backup by stopping and copying) holds every task.
+    if let Some(sqlite) = sqlite {
+        match sqlite.checkpoint().await {
+            Ok(()) => tracing::info!("checkpointed {}", args.db.display()),
+            Err(e) => tracing::error!("{e}; the newest tasks are only in {}-wal: keep it with the database file", args.db.display()),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
