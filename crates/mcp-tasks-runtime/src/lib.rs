@@ -66,7 +66,7 @@ mod wakeups;
 
 /// Re-exported so tools can implement [`TaskTool`] without naming the crate.
 pub use async_trait::async_trait;
-pub use builder::{DEFAULT_CLAIM_INTERVAL, DEFAULT_CONCURRENCY, RuntimeBuilder};
+pub use builder::{DEFAULT_CLAIM_INTERVAL, DEFAULT_CONCURRENCY, DEFAULT_MAX_WAITING, RuntimeBuilder};
 pub use context::{INPUT_RECHECK, TaskContext};
 pub use dead_letters::DeadLetters;
 pub use error::{Cancelled, RuntimeError};

@@ -206,6 +206,19 @@ pub(crate) fn triage_change(
             };
             failed(now, retention, error, Some(letter))
         }
+        TriageDecision::Reask { attempt } => {
+            let pending: Vec<&str> = record.pending_input().map(|(k, _)| k.as_str()).collect();
+            requeued(
+                now,
+                now,
+                attempt,
+                format!(
+                    "its executor stopped while it waited for input ({}); asking again (attempt {attempt} of {}, unspent)",
+                    pending.join(", "),
+                    record.max_attempts
+                ),
+            )
+        }
         TriageDecision::Resume { next_attempt } => requeued(
             now,
             now,
