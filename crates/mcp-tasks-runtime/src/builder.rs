@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::RuntimeError;
 use crate::hints::Hints;
 use crate::runtime::Runtime;
+use crate::schema::CompiledSchema;
 use crate::shared::{RegisteredTool, Shared};
 use crate::tool::TaskTool;
 
@@ -127,7 +128,8 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Checks the configuration and builds the runtime (nothing runs until
+    /// Checks the configuration (the policy, and every tool's input schema,
+    /// which is compiled here once) and builds the runtime (nothing runs until
     /// [`Runtime::start`]). Its instant of building is the orphan sweep's
     /// silence floor.
     pub fn build(self) -> Result<Runtime, RuntimeError> {
@@ -149,7 +151,9 @@ impl RuntimeBuilder {
                 declared.insert(spec.name.clone(), d);
             }
             let name = spec.name.clone();
-            if tools.insert(name.clone(), RegisteredTool { tool, spec }).is_some() {
+            let arguments = CompiledSchema::compile(&spec.input_schema)
+                .map_err(|reason| RuntimeError::InvalidToolSchema { tool: name.clone(), reason })?;
+            if tools.insert(name.clone(), RegisteredTool { tool, spec, arguments }).is_some() {
                 return Err(RuntimeError::DuplicateTool(name));
             }
         }

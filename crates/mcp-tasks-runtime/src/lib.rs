@@ -47,6 +47,7 @@
 //! # }
 //! ```
 
+mod answers;
 mod background;
 mod builder;
 mod context;
@@ -57,6 +58,7 @@ mod hints;
 mod reaper;
 mod running;
 mod runtime;
+mod schema;
 mod shared;
 mod tool;
 mod transitions;
@@ -73,6 +75,7 @@ pub use error::{Cancelled, RuntimeError};
 pub use hints::{HISTORY_REFRESH, HISTORY_SAMPLE};
 pub use reaper::{MAX_BATCHES_PER_SWEEP, ReapReport, SWEEP_BATCH};
 pub use runtime::Runtime;
+pub use schema::{CompiledSchema, MAX_REPORTED_VIOLATIONS, SchemaViolation};
 pub use tool::{Execution, FailureKind, TaskTool, ToolFailure, ToolSpec};
 pub use triage::{TriageReport, TriageScope};
 pub use view::{CreateTask, TaskView};

@@ -89,13 +89,20 @@ impl Runtime {
     /// created the task (`true`) or joined the one its idempotency key
     /// already named (`false`) — a caller that joined must not act as the
     /// task's owner (say, cancel it when its own request goes away).
+    ///
+    /// Arguments that do not match the tool's input schema are refused with
+    /// [`RuntimeError::InvalidArguments`] before anything is stored.
     pub async fn create_or_join_task(&self, req: CreateTask) -> Result<(TaskView, bool), RuntimeError> {
         let shared = &self.shared;
         if shared.is_stopping() {
             return Err(RuntimeError::ShuttingDown);
         }
-        if !shared.tools.contains_key(&req.tool) {
+        let Some(registered) = shared.tools.get(&req.tool) else {
             return Err(RuntimeError::UnknownTool { tool: req.tool, known: shared.tool_names() });
+        };
+        let violations = registered.arguments.violations(&req.arguments);
+        if !violations.is_empty() {
+            return Err(RuntimeError::InvalidArguments { tool: req.tool, violations });
         }
         let now = shared.now();
         let created = shared
@@ -169,7 +176,10 @@ impl Runtime {
 
     /// Records answers to a task's input requests and wakes its handler.
     /// Unknown and already-answered keys are ignored, as are answers to a
-    /// terminal task.
+    /// terminal task. An answer that does not fit its request (an
+    /// elicitation's unknown action, or accepted content that does not match
+    /// its `requestedSchema`) is refused with [`RuntimeError::InvalidAnswer`]:
+    /// nothing is stored, and the question stays open for a good answer.
     pub async fn answer_input(
         &self,
         id: &TaskId,
@@ -179,6 +189,7 @@ impl Runtime {
         let shared = &self.shared;
         for _ in 0..MAX_CAS_RETRIES {
             let record = shared.read_visible(id, principal).await?;
+            check_answers(&record, &responses)?;
             let Some(merged) = merge_answers(&record, &responses) else {
                 return Ok(());
             };
@@ -250,6 +261,24 @@ impl Runtime {
     pub fn dead_letters(&self) -> DeadLetters<'_> {
         DeadLetters { runtime: self }
     }
+}
+
+/// Refuses the first new answer that does not fit its request (answers to
+/// unknown or answered keys, or to a terminal task, are ignored anyway).
+fn check_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Result<(), RuntimeError> {
+    if record.status.is_terminal() {
+        return Ok(());
+    }
+    for (key, answer) in responses {
+        let Some(request) = record.input_requests.get(key).filter(|_| !record.input_responses.contains_key(key)) else {
+            continue;
+        };
+        let violations = crate::answers::answer_violations(request, answer);
+        if !violations.is_empty() {
+            return Err(RuntimeError::InvalidAnswer { key: key.clone(), violations });
+        }
+    }
+    Ok(())
 }
 
 /// The task's answers with the new ones added, or `None` if nothing new

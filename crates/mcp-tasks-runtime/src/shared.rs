@@ -23,6 +23,8 @@ use crate::wakeups::Wakeups;
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Arc<dyn TaskTool>,
     pub(crate) spec: ToolSpec,
+    /// `spec.input_schema`, compiled once at build.
+    pub(crate) arguments: crate::schema::CompiledSchema,
 }
 
 pub(crate) struct Shared {
