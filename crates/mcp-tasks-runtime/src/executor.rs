@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use mcp_tasks_core::{Lease, TaskId, TaskRecord};
+use mcp_tasks_core::{FailureClass, Lease, TaskId, TaskRecord};
 use mcp_tasks_store::{ClaimParams, Change, Guard, GuardedUpdate, UpdateOutcome};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
@@ -192,10 +192,10 @@ async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, 
                     rng.as_mut(),
                 )
             };
-            tracing::debug!(task = %id, attempt = record.attempt, ?settlement, "attempt settled");
             let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
             match shared.apply_one(guarded).await {
                 Ok(UpdateOutcome::Applied(_)) => {
+                    log_settlement(record, &settlement);
                     if matches!(settlement, Settlement::Retry { .. } | Settlement::Snoozed { .. }) {
                         shared.wakeups.work_available();
                     }
@@ -212,8 +212,46 @@ async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, 
     };
     match shared.apply_one(update).await {
         Ok(UpdateOutcome::Applied(_)) => {}
-        Ok(lost) => tracing::info!(task = %id, ?lost, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
+        Ok(_) => tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
         Err(e) => tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide"),
+    }
+}
+
+/// One line per attempt that did not simply complete: a retry, and above
+/// all a dead letter, is what an operator looks for.
+fn log_settlement(record: &TaskRecord, settlement: &Settlement) {
+    let (task, tool, attempt, max) = (&record.id, &record.tool, record.attempt, record.max_attempts);
+    match settlement {
+        Settlement::Completed => tracing::debug!(task = %task, tool = %tool, attempt, "completed"),
+        Settlement::Retry { attempt: next, delay } => tracing::info!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            next_attempt = next,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            "retrying after a transient failure: attempt {next} of {max} in {} ms",
+            delay.as_millis()
+        ),
+        Settlement::Snoozed { delay } => tracing::debug!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            "running again later, as the tool asked"
+        ),
+        Settlement::Failed { class: Some(FailureClass::Poison) } => tracing::warn!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            "dead-lettered: transient failures exhausted all {max} attempts"
+        ),
+        Settlement::Failed { class } => tracing::info!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            class = %class.map_or_else(|| "protocol error".to_owned(), |c| c.to_string()),
+            "failed"
+        ),
     }
 }
 

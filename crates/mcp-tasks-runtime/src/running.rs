@@ -103,6 +103,11 @@ impl RunningHandler {
         true
     }
 
+    /// Whether the handler is waiting for input now.
+    pub(crate) fn is_waiting(&self) -> bool {
+        lock(&self.slot).waiting > 0
+    }
+
     /// A wait of the handler ended without an answer (it was told to stop):
     /// it takes no slot again for it.
     pub(crate) fn stop_waiting(&self) {

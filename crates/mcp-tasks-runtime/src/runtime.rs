@@ -49,7 +49,19 @@ impl Runtime {
         }
         let scope = if self.shared.single_node { TriageScope::AllLeases } else { TriageScope::ExpiredLeases };
         let report = self.triage_once(scope).await?;
-        tracing::info!(?scope, ?report, owner = %self.shared.owner, "runtime starting");
+        let which = match scope {
+            TriageScope::AllLeases => "every lease (single node: their holders are dead)",
+            TriageScope::ExpiredLeases => "lapsed leases",
+        };
+        tracing::info!(
+            executor = %self.shared.owner,
+            resumed = report.resumed,
+            reasked = report.reasked,
+            failed = report.failed,
+            poisoned = report.poisoned,
+            cancelled = report.cancelled,
+            "start-up triage of {which}: {report}"
+        );
         background::spawn_all(&self.shared);
         Ok(())
     }
@@ -63,8 +75,39 @@ impl Runtime {
         shared.background_stop.cancel();
         // Wait for an in-flight claim to finish so no handler starts after this.
         drop(shared.claim_lock.lock().await);
-        let _ = tokio::time::timeout(grace, shared.running.wait_empty()).await;
-        for (id, handler) in shared.running.snapshot() {
+        // A handler waiting for input would not finish within any grace:
+        // hand it back at once (attempt unspent; the next start asks again).
+        let (waiting, executing): (Vec<_>, Vec<_>) =
+            shared.running.snapshot().into_iter().partition(|(_, h)| h.is_waiting());
+        for (_, handler) in &waiting {
+            handler.stop(StopReason::Shutdown);
+        }
+        if !executing.is_empty() || !waiting.is_empty() {
+            tracing::info!(
+                running = executing.len(),
+                waiting_for_input = waiting.len(),
+                grace_ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+                "shutdown: waiting up to {} for {} running {}; {} waiting for input handed back",
+                humane(grace),
+                executing.len(),
+                if executing.len() == 1 { "task" } else { "tasks" },
+                waiting.len()
+            );
+        }
+        let started = tokio::time::Instant::now();
+        let finished = tokio::time::timeout(grace, shared.running.wait_empty()).await.is_ok();
+        let left = shared.running.snapshot();
+        if finished {
+            tracing::info!(waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), "shutdown: every handler has returned");
+        } else {
+            tracing::info!(
+                left = left.len(),
+                "shutdown: grace over; {} still running stopped and handed back for the next start",
+                left.len()
+            );
+        }
+        for (id, handler) in left {
+            tracing::debug!(task = %id, "handed back at shutdown");
             handler.stop(StopReason::Shutdown);
             handler.abort();
             executor::release_at_shutdown(shared, &id, &handler).await;
@@ -296,6 +339,11 @@ fn merge_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Op
         }
     }
     added.then_some(merged)
+}
+
+/// A duration as an operator reads it: `10 s`, `250 ms`.
+fn humane(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
 }
 
 fn contended(id: &TaskId) -> RuntimeError {
