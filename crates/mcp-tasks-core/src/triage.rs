@@ -1,5 +1,7 @@
 //! Triage of in-flight work whose executor died (paper §5.2): a lapsed lease,
-//! or every lease after a single-node restart. Nothing is silently dropped.
+//! or every lease after a single-node restart. Nothing is silently dropped,
+//! and a task that was only waiting for its client is asked again without
+//! being charged an attempt: it was executing nothing when its executor died.
 
 use crate::status::TaskStatus;
 use crate::task::{TaskError, TaskRecord};
@@ -21,6 +23,13 @@ pub enum TriageDecision {
     },
     /// The tool is not safe to re-run: fail it, saying so.
     FailNotRerunnable(TaskError),
+    /// The task was waiting for input: run it again as the same `attempt`
+    /// (its stored requests and answers make the re-run ask again, or go on
+    /// with answers that arrived meanwhile).
+    Reask {
+        /// The attempt, unchanged.
+        attempt: u32,
+    },
 }
 
 impl TriageDecision {
@@ -28,20 +37,38 @@ impl TriageDecision {
     pub fn resulting_status(&self) -> TaskStatus {
         match self {
             TriageDecision::Cancel => TaskStatus::Cancelled,
-            TriageDecision::Resume { .. } => TaskStatus::Working,
+            TriageDecision::Resume { .. } | TriageDecision::Reask { .. } => TaskStatus::Working,
             _ => TaskStatus::Failed,
         }
     }
 }
 
+/// Whether the task was waiting for its client when its executor died: it
+/// shows `input_required`, or it still has unanswered requests (a re-asked
+/// task claimed again, killed before its handler could ask again). A handler
+/// leaves `input_required` only once every request is answered, so pending
+/// requests on a `working` task mean no answered question is being worked on.
+pub fn was_waiting_for_input(record: &TaskRecord) -> bool {
+    record.status == TaskStatus::InputRequired || record.pending_input().next().is_some()
+}
+
 /// Decides the fate of a live task whose executor died. `rerunnable` says
 /// whether its tool may safely run again from the start.
+///
+/// In order: a requested cancel is honoured; a task past its deadline fails;
+/// a task waiting for input is asked again as the same attempt (unless its
+/// tool may not run again: re-asking re-runs what came before the question);
+/// a task on its last attempt is poison; otherwise it resumes as the next
+/// attempt.
 pub fn triage(record: &TaskRecord, now: Timestamp, rerunnable: bool) -> TriageDecision {
     if record.cancel_requested {
         return TriageDecision::Cancel;
     }
     if record.deadline_at <= now {
         return TriageDecision::FailTimeout(crate::reaper::timeout_error(record));
+    }
+    if was_waiting_for_input(record) && rerunnable {
+        return TriageDecision::Reask { attempt: record.attempt };
     }
     if record.attempt >= record.max_attempts {
         return TriageDecision::Poison(
@@ -82,6 +109,49 @@ mod tests {
         assert!(matches!(triage(&t, now, true), TriageDecision::FailTimeout(_)));
         t.cancel_requested = true;
         assert_eq!(triage(&t, now, true), TriageDecision::Cancel);
+    }
+
+    fn waiting(status: TaskStatus, answered: bool) -> TaskRecord {
+        let mut t = record(status, 0);
+        t.input_requests.insert("confirm".into(), serde_json::json!({"method": "elicitation/create"}));
+        if answered {
+            t.input_responses.insert("confirm".into(), serde_json::json!({"action": "accept"}));
+        }
+        t
+    }
+
+    #[test]
+    fn a_task_waiting_for_input_is_asked_again_without_spending_an_attempt() {
+        let now = Timestamp::from_secs(10);
+        let mut t = waiting(TaskStatus::InputRequired, false);
+        assert_eq!(triage(&t, now, true), TriageDecision::Reask { attempt: 1 });
+        // Even on its last attempt: waiting is not executing, so it is not poison.
+        t.attempt = 3;
+        assert_eq!(triage(&t, now, true), TriageDecision::Reask { attempt: 3 });
+        assert_eq!(TriageDecision::Reask { attempt: 3 }.resulting_status(), TaskStatus::Working);
+        // Re-asked, claimed again and killed before the re-run asked: still waiting.
+        let again = waiting(TaskStatus::Working, false);
+        assert_eq!(triage(&again, now, true), TriageDecision::Reask { attempt: 1 });
+        // A cancel and the deadline still come first.
+        t.deadline_at = now;
+        assert!(matches!(triage(&t, now, true), TriageDecision::FailTimeout(_)));
+        t.cancel_requested = true;
+        assert_eq!(triage(&t, now, true), TriageDecision::Cancel);
+    }
+
+    #[test]
+    fn an_answered_task_was_working_and_spends_an_attempt() {
+        let now = Timestamp::from_secs(10);
+        let t = waiting(TaskStatus::Working, true);
+        assert!(!was_waiting_for_input(&t));
+        assert_eq!(triage(&t, now, true), TriageDecision::Resume { next_attempt: 2 });
+    }
+
+    #[test]
+    fn a_waiting_task_of_a_tool_that_may_not_run_again_fails() {
+        // Asking again would re-run what came before the question.
+        let t = waiting(TaskStatus::InputRequired, false);
+        assert!(matches!(triage(&t, Timestamp::from_secs(10), false), TriageDecision::FailNotRerunnable(_)));
     }
 
     proptest! {

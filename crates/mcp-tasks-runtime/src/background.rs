@@ -17,7 +17,18 @@ pub(crate) fn spawn_all(shared: &Arc<Shared>) {
     loops.push(tokio::spawn(executor_loop(Arc::downgrade(shared))));
     loops.push(every(shared, shared.policy.reaper_interval, "reaper", |s| async move {
         reaper::reap_once(&s).await.map(|_| ())?;
-        triage::triage_once(&s, TriageScope::ExpiredLeases).await.map(|_| ())
+        let report = triage::triage_once(&s, TriageScope::ExpiredLeases).await?;
+        if report.total() > 0 {
+            tracing::info!(
+                resumed = report.resumed,
+                reasked = report.reasked,
+                failed = report.failed,
+                poisoned = report.poisoned,
+                cancelled = report.cancelled,
+                "lapsed-lease triage: {report}"
+            );
+        }
+        Ok(())
     }));
     loops.push(every(shared, shared.policy.poll_flush_interval, "poll flusher", |s| async move {
         s.polls.flush(s.store.as_ref()).await.map(|_| ()).map_err(Into::into)

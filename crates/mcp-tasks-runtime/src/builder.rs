@@ -13,11 +13,18 @@ use tokio_util::sync::CancellationToken;
 use crate::error::RuntimeError;
 use crate::hints::Hints;
 use crate::runtime::Runtime;
+use crate::schema::CompiledSchema;
 use crate::shared::{RegisteredTool, Shared};
 use crate::tool::TaskTool;
 
 /// Default number of handlers one runtime runs at once.
 pub const DEFAULT_CONCURRENCY: usize = 16;
+
+/// Default number of handlers one runtime keeps waiting for input (beyond
+/// the `concurrency` executing ones) before it stops claiming new work: each
+/// waiting handler holds its task's memory and re-reads the store every
+/// [`INPUT_RECHECK`](crate::INPUT_RECHECK).
+pub const DEFAULT_MAX_WAITING: usize = 1024;
 
 /// Default interval at which the executor looks for due tasks when nothing
 /// woke it (retries coming due, tasks created by other instances).
@@ -35,6 +42,7 @@ pub struct RuntimeBuilder {
     clock: Arc<dyn Clock>,
     tools: Vec<Arc<dyn TaskTool>>,
     concurrency: usize,
+    max_waiting: usize,
     single_node: bool,
     claim_interval: Duration,
     random: Option<Box<dyn RandomSource>>,
@@ -59,6 +67,7 @@ impl RuntimeBuilder {
             clock: Arc::new(SystemClock),
             tools: Vec::new(),
             concurrency: DEFAULT_CONCURRENCY,
+            max_waiting: DEFAULT_MAX_WAITING,
             single_node: false,
             claim_interval: DEFAULT_CLAIM_INTERVAL,
             random: None,
@@ -84,9 +93,20 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Most handlers running at once in this process.
+    /// Most handlers executing at once in this process. A handler waiting
+    /// for input (in [`TaskContext::request_input`](crate::TaskContext::request_input))
+    /// does not count: it gives its slot back while it waits and takes one
+    /// again when answered.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n;
+        self
+    }
+
+    /// Most handlers kept waiting for input besides the executing ones
+    /// (default [`DEFAULT_MAX_WAITING`]); while that many wait, no new task
+    /// is claimed, so memory stays bounded.
+    pub fn max_waiting(mut self, n: usize) -> Self {
+        self.max_waiting = n;
         self
     }
 
@@ -123,7 +143,8 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Checks the configuration and builds the runtime (nothing runs until
+    /// Checks the configuration (the policy, and every tool's input schema,
+    /// which is compiled here once) and builds the runtime (nothing runs until
     /// [`Runtime::start`]). Its instant of building is the orphan sweep's
     /// silence floor.
     pub fn build(self) -> Result<Runtime, RuntimeError> {
@@ -145,7 +166,9 @@ impl RuntimeBuilder {
                 declared.insert(spec.name.clone(), d);
             }
             let name = spec.name.clone();
-            if tools.insert(name.clone(), RegisteredTool { tool, spec }).is_some() {
+            let arguments = CompiledSchema::compile(&spec.input_schema)
+                .map_err(|reason| RuntimeError::InvalidToolSchema { tool: name.clone(), reason })?;
+            if tools.insert(name.clone(), RegisteredTool { tool, spec, arguments }).is_some() {
                 return Err(RuntimeError::DuplicateTool(name));
             }
         }
@@ -158,6 +181,9 @@ impl RuntimeBuilder {
             clock: self.clock,
             tools,
             concurrency: self.concurrency,
+            slots: Arc::new(tokio::sync::Semaphore::new(self.concurrency)),
+            max_waiting: self.max_waiting,
+            claims: Default::default(),
             single_node: self.single_node,
             claim_interval: self.claim_interval,
             quota: self.quota,

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Cancelled, RuntimeError};
+use crate::running::RunningHandler;
 use crate::shared::{MAX_CAS_RETRIES, Shared};
 
 /// How often a handler waiting for input re-reads the store, in case the
@@ -31,6 +32,8 @@ struct Inner {
     max_attempts: u32,
     principal: Option<String>,
     token: CancellationToken,
+    /// This attempt's handler: its lease holder and executor slot.
+    handler: Arc<RunningHandler>,
 }
 
 impl std::fmt::Debug for TaskContext {
@@ -44,7 +47,7 @@ impl std::fmt::Debug for TaskContext {
 }
 
 impl TaskContext {
-    pub(crate) fn new(shared: Arc<Shared>, record: &TaskRecord, token: CancellationToken) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, record: &TaskRecord, handler: Arc<RunningHandler>) -> Self {
         TaskContext {
             inner: Arc::new(Inner {
                 shared,
@@ -53,7 +56,8 @@ impl TaskContext {
                 attempt: record.attempt,
                 max_attempts: record.max_attempts,
                 principal: record.principal.clone(),
-                token,
+                token: handler.token.clone(),
+                handler,
             }),
         }
     }
@@ -108,10 +112,10 @@ impl TaskContext {
     }
 
     /// The guard every write of this handler carries: it still holds the
-    /// lease for this attempt.
+    /// lease of its own claim (not merely one of this runtime) for this attempt.
     fn own_guard(&self) -> Guard {
         Guard {
-            lease_owner: Some(self.inner.shared.owner.clone()),
+            lease_owner: Some(self.inner.handler.holder.clone()),
             attempt: Some(self.inner.attempt),
             ..Guard::id(self.inner.task_id.clone())
         }
@@ -136,7 +140,7 @@ impl TaskContext {
         let record = self.inner.shared.store.get(id).await?.ok_or_else(|| RuntimeError::LeaseLost(id.clone()))?;
         let owned = record.status.is_live()
             && record.attempt == self.inner.attempt
-            && record.lease.as_ref().is_some_and(|l| l.owner == self.inner.shared.owner);
+            && record.lease.as_ref().is_some_and(|l| l.owner == self.inner.handler.holder);
         if !owned {
             return Err(RuntimeError::LeaseLost(id.clone()));
         }
@@ -152,6 +156,10 @@ impl TaskContext {
     /// `working` again and returns the answers. Keys answered before (even
     /// before a restart) return at once, so a re-run handler never asks twice.
     /// A key already stored keeps its first request. Fails if cancelled.
+    ///
+    /// While it waits, the handler holds no executor slot (other tasks run in
+    /// it) but keeps its lease; once answered it takes a slot again before
+    /// this returns.
     pub async fn request_input(
         &self,
         requests: BTreeMap<String, Value>,
@@ -201,7 +209,32 @@ impl TaskContext {
             return Err(RuntimeError::LeaseLost(id.clone()));
         }
 
-        // Wait for every key, then go back to working.
+        // Waiting executes nothing: give the slot back meanwhile.
+        let handler = &self.inner.handler;
+        if handler.park() {
+            shared.wakeups.work_available();
+        }
+        let answers = self.wait_for_answers(&mut subscription, &answers_for).await;
+        match answers {
+            Ok(answers) if handler.unpark(&shared.slots).await => Ok(answers),
+            Ok(_) => Err(RuntimeError::Cancelled(id.clone())),
+            Err(e) => {
+                // Told to stop: it goes on without a slot only to return.
+                handler.stop_waiting();
+                Err(e)
+            }
+        }
+    }
+
+    /// Waits until every requested key is answered, then sets the task
+    /// `working` again (unless parallel requests of this handler still wait).
+    async fn wait_for_answers(
+        &self,
+        subscription: &mut crate::wakeups::InputSubscription<'_>,
+        answers_for: &impl Fn(&TaskRecord) -> Option<BTreeMap<String, Value>>,
+    ) -> Result<BTreeMap<String, Value>, RuntimeError> {
+        let shared = &self.inner.shared;
+        let id = &self.inner.task_id;
         loop {
             tokio::select! {
                 _ = self.inner.token.cancelled() => return Err(RuntimeError::Cancelled(id.clone())),

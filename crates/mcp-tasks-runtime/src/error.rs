@@ -3,6 +3,8 @@
 use mcp_tasks_core::TaskId;
 use mcp_tasks_store::StoreError;
 
+use crate::schema::{SchemaViolation, violation_list};
+
 /// A runtime operation that could not be carried out.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RuntimeError {
@@ -17,6 +19,32 @@ pub enum RuntimeError {
         tool: String,
         /// The tools that do exist, sorted.
         known: Vec<String>,
+    },
+    /// The arguments do not match the tool's declared input schema; nothing
+    /// was queued.
+    #[error("invalid arguments for tool \"{tool}\": {}", violation_list(.violations))]
+    InvalidArguments {
+        /// The tool called.
+        tool: String,
+        /// Where the arguments are wrong and what was expected (at least one).
+        violations: Vec<SchemaViolation>,
+    },
+    /// An answer does not match what its input request asked for; nothing
+    /// was stored and the question stays open.
+    #[error("invalid answer to input request \"{key}\": {}", violation_list(.violations))]
+    InvalidAnswer {
+        /// The input request's key.
+        key: String,
+        /// Where the answer is wrong and what was expected (at least one).
+        violations: Vec<SchemaViolation>,
+    },
+    /// A tool declares an input schema that is not a valid JSON Schema.
+    #[error("tool \"{tool}\" declares an input schema that is not a valid JSON Schema: {reason}")]
+    InvalidToolSchema {
+        /// The tool.
+        tool: String,
+        /// Why the schema does not compile.
+        reason: String,
     },
     /// The idempotency key is bound to a different tool call.
     #[error(

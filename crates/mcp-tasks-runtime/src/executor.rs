@@ -1,13 +1,17 @@
 //! The executor: claims due tasks, leases them, runs their handlers, renews
 //! the lease at a third of its length and writes each attempt's outcome as a
-//! change guarded on (lease owner, attempt, live) — so a late completion of
-//! a task that was cancelled, timed out or taken over changes nothing.
+//! change guarded on (lease holder, attempt, live) — so a late completion of
+//! a task that was cancelled, timed out or taken over changes nothing. Each
+//! claim writes a lease holder of its own (`{executor id}/{claim number}`),
+//! so a handler whose lease lapsed loses its writes even when this same
+//! runtime claimed the task again as the same attempt.
 
 use std::sync::Arc;
 
-use mcp_tasks_core::{Lease, TaskId, TaskRecord};
+use mcp_tasks_core::{FailureClass, Lease, TaskId, TaskRecord};
 use mcp_tasks_store::{ClaimParams, Change, Guard, GuardedUpdate, UpdateOutcome};
 use serde_json::Value;
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::context::TaskContext;
 use crate::error::RuntimeError;
@@ -16,31 +20,44 @@ use crate::shared::Shared;
 use crate::tool::ToolFailure;
 use crate::transitions::{self, CANCELLED_BY_CLIENT, Settlement};
 
-/// Claims up to the free share of `concurrency` and spawns a handler for each.
+/// Claims up to the free executor slots (and no more than the waiting bound
+/// leaves room for) and spawns a handler for each, holding its slot.
 pub(crate) async fn run_due_once(shared: &Arc<Shared>) -> Result<usize, RuntimeError> {
     let _claiming = shared.claim_lock.lock().await;
     if shared.is_stopping() || shared.tools.is_empty() {
         return Ok(0);
     }
-    let free = shared.concurrency.saturating_sub(shared.running.len());
-    if free == 0 {
+    // Handlers waiting for input hold no slot, but each holds memory.
+    let room = (shared.concurrency + shared.max_waiting).saturating_sub(shared.running.len());
+    let mut slots = Vec::new();
+    while slots.len() < room {
+        // Never takes a permit a handler coming back from a wait is queued for.
+        match shared.slots.clone().try_acquire_owned() {
+            Ok(permit) => slots.push(permit),
+            Err(_) => break,
+        }
+    }
+    if slots.is_empty() {
         return Ok(0);
     }
     let now = shared.now();
+    let holder = shared.next_holder();
     let claimed = shared
         .store
         .claim(ClaimParams {
-            owner: shared.owner.clone(),
+            owner: holder.clone(),
             now,
             lease_expires_at: now.plus(shared.policy.lease_duration),
-            limit: free,
+            limit: slots.len(),
             tools: Some(shared.tool_names()),
         })
         .await?;
     let n = claimed.len();
     for record in claimed {
-        spawn_handler(shared, record);
+        let slot = slots.pop();
+        spawn_handler(shared, record, holder.clone(), slot);
     }
+    // Slots left over go back as `slots` drops.
     Ok(n)
 }
 
@@ -53,6 +70,7 @@ struct Deregister {
 
 impl Drop for Deregister {
     fn drop(&mut self) {
+        self.handler.release_slot();
         self.shared.running.remove(&self.id, &self.handler);
         self.shared.wakeups.work_available();
     }
@@ -68,8 +86,8 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-fn spawn_handler(shared: &Arc<Shared>, record: TaskRecord) {
-    let handler = Arc::new(RunningHandler::new(record.attempt, record.max_attempts));
+fn spawn_handler(shared: &Arc<Shared>, record: TaskRecord, holder: String, slot: Option<OwnedSemaphorePermit>) {
+    let handler = Arc::new(RunningHandler::new(holder, record.attempt, record.max_attempts, slot));
     shared.running.insert(record.id.clone(), handler.clone());
     let deregister = Deregister { shared: shared.clone(), id: record.id.clone(), handler: handler.clone() };
     let driver = tokio::spawn(drive(shared.clone(), record, handler.clone(), deregister));
@@ -83,7 +101,7 @@ async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHand
         tracing::error!(task = %record.id, tool = %record.tool, "claimed a task for a tool this runtime lacks");
         return;
     };
-    let ctx = TaskContext::new(shared.clone(), &record, handler.token.clone());
+    let ctx = TaskContext::new(shared.clone(), &record, handler.clone());
     let tool = registered.tool.clone();
     let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
     let renew_every = shared.policy.lease_duration / 3;
@@ -106,9 +124,9 @@ async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHand
 /// someone else owns the task now: the handler is told to stop.
 async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler) -> bool {
     let now = shared.now();
-    let lease = Lease { owner: shared.owner.clone(), expires_at: now.plus(shared.policy.lease_duration) };
+    let lease = Lease { owner: handler.holder.clone(), expires_at: now.plus(shared.policy.lease_duration) };
     let guard = Guard {
-        lease_owner: Some(shared.owner.clone()),
+        lease_owner: Some(handler.holder.clone()),
         attempt: Some(record.attempt),
         ..Guard::id(record.id.clone())
     };
@@ -139,7 +157,7 @@ async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, 
     let id = &record.id;
     let now = shared.now();
     let own = Guard {
-        lease_owner: Some(shared.owner.clone()),
+        lease_owner: Some(handler.holder.clone()),
         attempt: Some(record.attempt),
         ..Guard::id(id.clone())
     };
@@ -174,10 +192,10 @@ async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, 
                     rng.as_mut(),
                 )
             };
-            tracing::debug!(task = %id, attempt = record.attempt, ?settlement, "attempt settled");
             let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
             match shared.apply_one(guarded).await {
                 Ok(UpdateOutcome::Applied(_)) => {
+                    log_settlement(record, &settlement);
                     if matches!(settlement, Settlement::Retry { .. } | Settlement::Snoozed { .. }) {
                         shared.wakeups.work_available();
                     }
@@ -194,8 +212,46 @@ async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, 
     };
     match shared.apply_one(update).await {
         Ok(UpdateOutcome::Applied(_)) => {}
-        Ok(lost) => tracing::info!(task = %id, ?lost, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
+        Ok(_) => tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
         Err(e) => tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide"),
+    }
+}
+
+/// One line per attempt that did not simply complete: a retry, and above
+/// all a dead letter, is what an operator looks for.
+fn log_settlement(record: &TaskRecord, settlement: &Settlement) {
+    let (task, tool, attempt, max) = (&record.id, &record.tool, record.attempt, record.max_attempts);
+    match settlement {
+        Settlement::Completed => tracing::debug!(task = %task, tool = %tool, attempt, "completed"),
+        Settlement::Retry { attempt: next, delay } => tracing::info!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            next_attempt = next,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            "retrying after a transient failure: attempt {next} of {max} in {} ms",
+            delay.as_millis()
+        ),
+        Settlement::Snoozed { delay } => tracing::debug!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            "running again later, as the tool asked"
+        ),
+        Settlement::Failed { class: Some(FailureClass::Poison) } => tracing::warn!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            "dead-lettered: transient failures exhausted all {max} attempts"
+        ),
+        Settlement::Failed { class } => tracing::info!(
+            task = %task,
+            tool = %tool,
+            attempt,
+            class = %class.map_or_else(|| "protocol error".to_owned(), |c| c.to_string()),
+            "failed"
+        ),
     }
 }
 
@@ -205,7 +261,7 @@ async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, 
 pub(crate) async fn release_at_shutdown(shared: &Shared, id: &TaskId, handler: &RunningHandler) {
     let now = shared.now();
     let own = Guard {
-        lease_owner: Some(shared.owner.clone()),
+        lease_owner: Some(handler.holder.clone()),
         attempt: Some(handler.attempt),
         ..Guard::id(id.clone())
     };

@@ -47,6 +47,7 @@
 //! # }
 //! ```
 
+mod answers;
 mod background;
 mod builder;
 mod context;
@@ -57,6 +58,7 @@ mod hints;
 mod reaper;
 mod running;
 mod runtime;
+mod schema;
 mod shared;
 mod tool;
 mod transitions;
@@ -66,13 +68,14 @@ mod wakeups;
 
 /// Re-exported so tools can implement [`TaskTool`] without naming the crate.
 pub use async_trait::async_trait;
-pub use builder::{DEFAULT_CLAIM_INTERVAL, DEFAULT_CONCURRENCY, DEFAULT_QUOTA, RuntimeBuilder};
+pub use builder::{DEFAULT_CLAIM_INTERVAL, DEFAULT_CONCURRENCY, DEFAULT_MAX_WAITING, DEFAULT_QUOTA, RuntimeBuilder};
 pub use context::{INPUT_RECHECK, TaskContext};
 pub use dead_letters::DeadLetters;
 pub use error::{Cancelled, RuntimeError};
 pub use hints::{HISTORY_REFRESH, HISTORY_SAMPLE};
 pub use reaper::{MAX_BATCHES_PER_SWEEP, ReapReport, SWEEP_BATCH};
 pub use runtime::Runtime;
+pub use schema::{CompiledSchema, MAX_REPORTED_VIOLATIONS, SchemaViolation};
 pub use tool::{Execution, FailureKind, TaskTool, ToolFailure, ToolSpec};
 pub use triage::{TriageReport, TriageScope};
 pub use view::{CreateTask, TaskView};

@@ -45,7 +45,15 @@ pub(crate) async fn reap_once(shared: &Shared) -> Result<ReapReport, RuntimeErro
         }
     }
     if report != ReapReport::default() {
-        tracing::info!(?report, "reaper pass");
+        tracing::info!(
+            timed_out = report.timed_out,
+            orphaned = report.orphaned,
+            expired = report.expired,
+            "reaper pass: {} timed out, {} orphaned, {} expired",
+            report.timed_out,
+            report.orphaned,
+            report.expired
+        );
     }
     Ok(report)
 }
@@ -89,7 +97,7 @@ async fn run_sweep(shared: &Shared, sweep: Sweep) -> Result<usize, RuntimeError>
                     // its own write would lose the guard anyway.
                     shared.running.stop(&record.id, StopReason::LeaseLost);
                 }
-                lost => tracing::info!(task = %record.id, ?sweep, ?lost, "sweep skipped a task that changed since it was read"),
+                _ => tracing::debug!(task = %record.id, "sweep skipped a task that changed since it was read"),
             }
         }
         done += applied;

@@ -49,7 +49,19 @@ impl Runtime {
         }
         let scope = if self.shared.single_node { TriageScope::AllLeases } else { TriageScope::ExpiredLeases };
         let report = self.triage_once(scope).await?;
-        tracing::info!(?scope, ?report, owner = %self.shared.owner, "runtime starting");
+        let which = match scope {
+            TriageScope::AllLeases => "every lease (single node: their holders are dead)",
+            TriageScope::ExpiredLeases => "lapsed leases",
+        };
+        tracing::info!(
+            executor = %self.shared.owner,
+            resumed = report.resumed,
+            reasked = report.reasked,
+            failed = report.failed,
+            poisoned = report.poisoned,
+            cancelled = report.cancelled,
+            "start-up triage of {which}: {report}"
+        );
         background::spawn_all(&self.shared);
         Ok(())
     }
@@ -63,8 +75,39 @@ impl Runtime {
         shared.background_stop.cancel();
         // Wait for an in-flight claim to finish so no handler starts after this.
         drop(shared.claim_lock.lock().await);
-        let _ = tokio::time::timeout(grace, shared.running.wait_empty()).await;
-        for (id, handler) in shared.running.snapshot() {
+        // A handler waiting for input would not finish within any grace:
+        // hand it back at once (attempt unspent; the next start asks again).
+        let (waiting, executing): (Vec<_>, Vec<_>) =
+            shared.running.snapshot().into_iter().partition(|(_, h)| h.is_waiting());
+        for (_, handler) in &waiting {
+            handler.stop(StopReason::Shutdown);
+        }
+        if !executing.is_empty() || !waiting.is_empty() {
+            tracing::info!(
+                running = executing.len(),
+                waiting_for_input = waiting.len(),
+                grace_ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+                "shutdown: waiting up to {} for {} running {}; {} waiting for input handed back",
+                humane(grace),
+                executing.len(),
+                if executing.len() == 1 { "task" } else { "tasks" },
+                waiting.len()
+            );
+        }
+        let started = tokio::time::Instant::now();
+        let finished = tokio::time::timeout(grace, shared.running.wait_empty()).await.is_ok();
+        let left = shared.running.snapshot();
+        if finished {
+            tracing::info!(waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), "shutdown: every handler has returned");
+        } else {
+            tracing::info!(
+                left = left.len(),
+                "shutdown: grace over; {} still running stopped and handed back for the next start",
+                left.len()
+            );
+        }
+        for (id, handler) in left {
+            tracing::debug!(task = %id, "handed back at shutdown");
             handler.stop(StopReason::Shutdown);
             handler.abort();
             executor::release_at_shutdown(shared, &id, &handler).await;
@@ -89,13 +132,20 @@ impl Runtime {
     /// created the task (`true`) or joined the one its idempotency key
     /// already named (`false`) — a caller that joined must not act as the
     /// task's owner (say, cancel it when its own request goes away).
+    ///
+    /// Arguments that do not match the tool's input schema are refused with
+    /// [`RuntimeError::InvalidArguments`] before anything is stored.
     pub async fn create_or_join_task(&self, req: CreateTask) -> Result<(TaskView, bool), RuntimeError> {
         let shared = &self.shared;
         if shared.is_stopping() {
             return Err(RuntimeError::ShuttingDown);
         }
-        if !shared.tools.contains_key(&req.tool) {
+        let Some(registered) = shared.tools.get(&req.tool) else {
             return Err(RuntimeError::UnknownTool { tool: req.tool, known: shared.tool_names() });
+        };
+        let violations = registered.arguments.violations(&req.arguments);
+        if !violations.is_empty() {
+            return Err(RuntimeError::InvalidArguments { tool: req.tool, violations });
         }
         let now = shared.now();
         let created = shared
@@ -170,7 +220,10 @@ impl Runtime {
 
     /// Records answers to a task's input requests and wakes its handler.
     /// Unknown and already-answered keys are ignored, as are answers to a
-    /// terminal task.
+    /// terminal task. An answer that does not fit its request (an
+    /// elicitation's unknown action, or accepted content that does not match
+    /// its `requestedSchema`) is refused with [`RuntimeError::InvalidAnswer`]:
+    /// nothing is stored, and the question stays open for a good answer.
     pub async fn answer_input(
         &self,
         id: &TaskId,
@@ -180,6 +233,7 @@ impl Runtime {
         let shared = &self.shared;
         for _ in 0..MAX_CAS_RETRIES {
             let record = shared.read_visible(id, principal).await?;
+            check_answers(&record, &responses)?;
             let Some(merged) = merge_answers(&record, &responses) else {
                 return Ok(());
             };
@@ -253,6 +307,24 @@ impl Runtime {
     }
 }
 
+/// Refuses the first new answer that does not fit its request (answers to
+/// unknown or answered keys, or to a terminal task, are ignored anyway).
+fn check_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Result<(), RuntimeError> {
+    if record.status.is_terminal() {
+        return Ok(());
+    }
+    for (key, answer) in responses {
+        let Some(request) = record.input_requests.get(key).filter(|_| !record.input_responses.contains_key(key)) else {
+            continue;
+        };
+        let violations = crate::answers::answer_violations(request, answer);
+        if !violations.is_empty() {
+            return Err(RuntimeError::InvalidAnswer { key: key.clone(), violations });
+        }
+    }
+    Ok(())
+}
+
 /// The task's answers with the new ones added, or `None` if nothing new
 /// applies (unknown or answered keys, or a terminal task).
 fn merge_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Option<BTreeMap<String, Value>> {
@@ -268,6 +340,11 @@ fn merge_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Op
         }
     }
     added.then_some(merged)
+}
+
+/// A duration as an operator reads it: `10 s`, `250 ms`.
+fn humane(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
 }
 
 fn contended(id: &TaskId) -> RuntimeError {

@@ -1,12 +1,13 @@
 //! The state every part of one runtime shares (behind the `Runtime`'s `Arc`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks_core::{Classifier, Clock, Policy, RandomSource, TaskId, TaskRecord, Timestamp};
 use mcp_tasks_store::{Quota, TaskStore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +23,8 @@ use crate::wakeups::Wakeups;
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Arc<dyn TaskTool>,
     pub(crate) spec: ToolSpec,
+    /// `spec.input_schema`, compiled once at build.
+    pub(crate) arguments: crate::schema::CompiledSchema,
 }
 
 pub(crate) struct Shared {
@@ -31,12 +34,21 @@ pub(crate) struct Shared {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) tools: BTreeMap<String, RegisteredTool>,
     pub(crate) concurrency: usize,
+    /// Executor slots: `concurrency` permits, one held by each handler
+    /// while it executes (not while it waits for input).
+    pub(crate) slots: Arc<Semaphore>,
+    /// Most handlers kept waiting for input beyond the executing ones.
+    pub(crate) max_waiting: usize,
+    /// Numbers this runtime's claims: a claim's lease holder is
+    /// `{owner}/{number}`.
+    pub(crate) claims: AtomicU64,
     pub(crate) single_node: bool,
     pub(crate) claim_interval: Duration,
     /// What one principal may hold; every creation carries it to the store.
     pub(crate) quota: Quota,
     pub(crate) rng: Mutex<Box<dyn RandomSource>>,
-    /// This executor's lease owner name, unique per runtime.
+    /// This executor's id, unique per runtime; each of its claims holds its
+    /// leases as `{owner}/{claim number}`.
     pub(crate) owner: String,
     /// When this runtime was built: the orphan sweep's silence floor.
     pub(crate) started_at: Timestamp,
@@ -81,6 +93,11 @@ impl Shared {
 
     pub(crate) fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// A lease holder name for a new claim, never used before by anyone.
+    pub(crate) fn next_holder(&self) -> String {
+        format!("{}/{}", self.owner, self.claims.fetch_add(1, Ordering::SeqCst) + 1)
     }
 
     pub(crate) fn tool_names(&self) -> Vec<String> {

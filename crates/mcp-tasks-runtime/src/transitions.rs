@@ -3,7 +3,8 @@
 //! Nothing here decides policy: the classifier, retry policy, reaper and
 //! triage decide; this module only says which fields each decision writes.
 //! Every terminal change also drops the lease and the due instant, so a
-//! terminal row never looks claimable or leased.
+//! terminal row never looks claimable or leased, and sets a status message
+//! that describes the end (never the last progress or retry message).
 
 use std::time::Duration;
 
@@ -17,11 +18,12 @@ use serde_json::{Value, json};
 
 use crate::tool::{FailureKind, ToolFailure};
 
-/// A change that ends the task in `status` at `now`.
-fn terminal(now: Timestamp, retention: &RetentionPolicy, status: TaskStatus) -> Change {
+/// A change that ends the task in `status` at `now`, saying how in `message`.
+fn terminal(now: Timestamp, retention: &RetentionPolicy, status: TaskStatus, message: String) -> Change {
     Change {
         now,
         status: Some(status),
+        status_message: Some(Some(message)),
         terminal_at: Some(now),
         expires_at: Some(Some(retention.expires_at(status, now))),
         lease: Some(None),
@@ -30,9 +32,12 @@ fn terminal(now: Timestamp, retention: &RetentionPolicy, status: TaskStatus) -> 
     }
 }
 
+/// The status message of a completed task.
+pub(crate) const COMPLETED: &str = "completed";
+
 /// The task completed with `result`.
 pub(crate) fn completed(now: Timestamp, retention: &RetentionPolicy, result: Value) -> Change {
-    Change { result: Some(result), ..terminal(now, retention, TaskStatus::Completed) }
+    Change { result: Some(result), ..terminal(now, retention, TaskStatus::Completed, COMPLETED.to_owned()) }
 }
 
 /// The task failed with `error`, dead-lettered in the same write when `dead_letter` is given.
@@ -42,17 +47,13 @@ pub(crate) fn failed(
     error: TaskError,
     dead_letter: Option<NewDeadLetter>,
 ) -> Change {
-    Change {
-        status_message: Some(Some(error.message.clone())),
-        error: Some(error),
-        dead_letter,
-        ..terminal(now, retention, TaskStatus::Failed)
-    }
+    let message = error.message.clone();
+    Change { error: Some(error), dead_letter, ..terminal(now, retention, TaskStatus::Failed, message) }
 }
 
 /// The task was cancelled, for the reason in `message`.
 pub(crate) fn cancelled(now: Timestamp, retention: &RetentionPolicy, message: impl Into<String>) -> Change {
-    Change { status_message: Some(Some(message.into())), ..terminal(now, retention, TaskStatus::Cancelled) }
+    terminal(now, retention, TaskStatus::Cancelled, message.into())
 }
 
 /// The status message of a task cancelled at its client's request.
@@ -206,6 +207,19 @@ pub(crate) fn triage_change(
             };
             failed(now, retention, error, Some(letter))
         }
+        TriageDecision::Reask { attempt } => {
+            let pending: Vec<&str> = record.pending_input().map(|(k, _)| k.as_str()).collect();
+            requeued(
+                now,
+                now,
+                attempt,
+                format!(
+                    "its executor stopped while it waited for input ({}); asking again (attempt {attempt} of {}, unspent)",
+                    pending.join(", "),
+                    record.max_attempts
+                ),
+            )
+        }
         TriageDecision::Resume { next_attempt } => requeued(
             now,
             now,
@@ -236,6 +250,7 @@ mod tests {
         assert_eq!(c.status, Some(TaskStatus::Completed));
         assert_eq!(c.expires_at, Some(Some(Timestamp::from_secs(3700))));
         assert_eq!(c.lease, Some(None));
+        assert_eq!(c.status_message, Some(Some(COMPLETED.to_owned())), "the end replaces any progress message");
     }
 
     #[test]

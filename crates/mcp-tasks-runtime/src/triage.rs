@@ -25,12 +25,44 @@ pub enum TriageScope {
 pub struct TriageReport {
     /// Re-queued as the next attempt.
     pub resumed: usize,
+    /// Waiting for input when their executor died: re-queued as the same
+    /// attempt, to ask again (or go on with answers that arrived).
+    pub reasked: usize,
     /// Failed: past the deadline, or not safe to re-run.
     pub failed: usize,
     /// Failed as poison (out of attempts) and dead-lettered.
     pub poisoned: usize,
     /// Cancelled, as their client had asked.
     pub cancelled: usize,
+}
+
+impl TriageReport {
+    /// How many tasks the pass settled.
+    pub fn total(&self) -> usize {
+        self.resumed + self.reasked + self.failed + self.poisoned + self.cancelled
+    }
+}
+
+impl std::fmt::Display for TriageReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} resumed, {} re-asked, {} failed, {} poisoned, {} cancelled",
+            self.resumed, self.reasked, self.failed, self.poisoned, self.cancelled
+        )
+    }
+}
+
+/// What happened to one task, in the words the log uses.
+fn outcome_words(decision: &TriageDecision) -> &'static str {
+    match decision {
+        TriageDecision::Resume { .. } => "resumed as its next attempt",
+        TriageDecision::Reask { .. } => "re-asked for input, attempt unspent",
+        TriageDecision::Cancel => "cancelled, as its client had asked",
+        TriageDecision::FailTimeout(_) => "failed: past its deadline",
+        TriageDecision::FailNotRerunnable(_) => "failed: its tool is not safe to re-run",
+        TriageDecision::Poison(_) => "failed as poison and dead-lettered",
+    }
 }
 
 pub(crate) async fn triage_once(shared: &Shared, scope: TriageScope) -> Result<TriageReport, RuntimeError> {
@@ -47,7 +79,7 @@ pub(crate) async fn triage_once(shared: &Shared, scope: TriageScope) -> Result<T
         let mut updates = Vec::new();
         for record in candidates {
             // Never triage our own running handlers (they renew their leases).
-            if record.lease.as_ref().is_some_and(|l| l.owner == shared.owner) && shared.running.runs(&record.id, record.attempt) {
+            if record.lease.as_ref().is_some_and(|l| shared.running.holds(&record.id, &l.owner)) {
                 continue;
             }
             // An unknown tool cannot be re-run here: treat it as not re-runnable.
@@ -55,28 +87,34 @@ pub(crate) async fn triage_once(shared: &Shared, scope: TriageScope) -> Result<T
             let decision = triage(&record, now, rerunnable);
             let change = transitions::triage_change(decision.clone(), &record, now, &shared.policy.retention);
             updates.push(GuardedUpdate::change(Guard::read(&record), change));
-            decided.push((record.id, decision));
+            decided.push((record.id, record.tool, record.attempt, decision));
         }
         if updates.is_empty() {
             break;
         }
         let outcomes = shared.store.apply(updates).await?;
         let mut applied = 0;
-        for ((id, decision), outcome) in decided.iter().zip(&outcomes) {
+        for ((id, tool, attempt, decision), outcome) in decided.iter().zip(&outcomes) {
             if !matches!(outcome, UpdateOutcome::Applied(_)) {
-                tracing::info!(task = %id, ?outcome, "triage skipped a task that changed since it was read");
+                tracing::debug!(task = %id, tool = %tool, "triage skipped a task that changed since it was read");
                 continue;
             }
             applied += 1;
-            tracing::info!(task = %id, ?decision, "triaged");
+            let outcome = outcome_words(decision);
+            if matches!(decision, TriageDecision::Poison(_)) {
+                tracing::warn!(task = %id, tool = %tool, attempt, "triage: {outcome}");
+            } else {
+                tracing::debug!(task = %id, tool = %tool, attempt, "triage: {outcome}");
+            }
             match decision {
                 TriageDecision::Resume { .. } => report.resumed += 1,
+                TriageDecision::Reask { .. } => report.reasked += 1,
                 TriageDecision::Poison(_) => report.poisoned += 1,
                 TriageDecision::Cancel => report.cancelled += 1,
                 TriageDecision::FailTimeout(_) | TriageDecision::FailNotRerunnable(_) => report.failed += 1,
             }
         }
-        if report.resumed > 0 {
+        if report.resumed + report.reasked > 0 {
             shared.wakeups.work_available();
         }
         if !full || applied == 0 {

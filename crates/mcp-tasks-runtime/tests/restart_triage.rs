@@ -73,7 +73,7 @@ async fn restart_triage_settles_every_leased_task() {
     let once2 = FnTool::with_spec(once_spec(), |_ctx| async move { Ok(json!({})) });
     let restarted = builder(sqlite(&path), &clock).single_node(true).tool(rerun2.clone()).tool(once2).build().unwrap();
     let report = restarted.triage_once(TriageScope::AllLeases).await.unwrap();
-    assert_eq!(report, TriageReport { resumed: 1, failed: 2, poisoned: 1, cancelled: 0 });
+    assert_eq!(report, TriageReport { resumed: 1, reasked: 0, failed: 2, poisoned: 1, cancelled: 0 });
 
     let get = |id| stored(restarted.store(), id);
     let r = get(&overdue).await;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Router;
 use mcp_tasks_core::{Clock, Policy};
-use mcp_tasks_runtime::{Runtime, RuntimeBuilder, RuntimeError, TaskTool};
+use mcp_tasks_runtime::{CompiledSchema, Runtime, RuntimeBuilder, RuntimeError, TaskTool};
 use mcp_tasks_store::TaskStore;
 use rmcp::model::{Implementation, JsonObject, Tool};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -164,12 +164,15 @@ impl TaskServerBuilder {
                 Registration::Inline(tool) => {
                     let definition = tool.definition();
                     let name = definition.name.to_string();
-                    if matches!(routes.get(&name), Some(Route::Inline(_))) {
+                    if matches!(routes.get(&name), Some(Route::Inline(..))) {
                         return Err(ServerError::Tool { tool: name, reason: "registered twice".into() });
                     }
+                    let schema = serde_json::Value::Object((*definition.input_schema).clone());
+                    let schema = CompiledSchema::compile(&schema)
+                        .map_err(|reason| RuntimeError::InvalidToolSchema { tool: name.clone(), reason })?;
                     listing.retain(|t: &Tool| t.name != definition.name);
                     listing.push(definition);
-                    routes.insert(name, Route::Inline(tool));
+                    routes.insert(name, Route::Inline(tool, Arc::new(schema)));
                 }
                 Registration::Task(name) => {
                     let spec = &specs[&name];

@@ -1,6 +1,6 @@
 //! Runtime errors in the protocol's terms.
 
-use mcp_tasks_runtime::RuntimeError;
+use mcp_tasks_runtime::{RuntimeError, SchemaViolation};
 use mcp_tasks_store::StoreError;
 use rmcp::ErrorData as McpError;
 use rmcp::model::ErrorCode;
@@ -30,8 +30,22 @@ pub(crate) fn to_mcp(e: RuntimeError) -> McpError {
             e.to_string(),
             Some(json!({"principal": principal, "resource": resource, "used": used, "limit": limit})),
         ),
+        // Nothing was queued or stored: the message names the field and what was expected.
+        RuntimeError::InvalidArguments { ref tool, ref violations } => {
+            let data = json!({"tool": tool, "errors": violations_json(violations)});
+            McpError::invalid_params(e.to_string(), Some(data))
+        }
+        RuntimeError::InvalidAnswer { ref key, ref violations } => {
+            let data = json!({"inputKey": key, "errors": violations_json(violations)});
+            McpError::invalid_params(e.to_string(), Some(data))
+        }
         other => McpError::internal_error(other.to_string(), None),
     }
+}
+
+/// Each violation as `{"pointer", "expected"}`.
+fn violations_json(violations: &[SchemaViolation]) -> serde_json::Value {
+    violations.iter().map(|v| json!({"pointer": v.pointer, "expected": v.expected})).collect()
 }
 
 /// `-32021` naming the tasks extension: the call can only run as a task and

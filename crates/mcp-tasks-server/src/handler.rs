@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_tasks_core::TaskId;
-use mcp_tasks_runtime::{Execution, Runtime};
+use mcp_tasks_runtime::{CompiledSchema, Execution, Runtime, RuntimeError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
@@ -26,8 +26,9 @@ pub const IDEMPOTENCY_KEY_META_KEY: &str = "dev.mcp-tasks/idempotencyKey";
 /// How one tool name is served.
 #[derive(Clone)]
 pub(crate) enum Route {
-    /// Answered in the request (possibly fronting a task tool of the same name).
-    Inline(Arc<dyn InlineTool>),
+    /// Answered in the request (possibly fronting a task tool of the same
+    /// name), its arguments checked against its definition's input schema.
+    Inline(Arc<dyn InlineTool>, Arc<CompiledSchema>),
     /// A durable task tool.
     Task(Execution),
 }
@@ -107,7 +108,14 @@ impl ServerHandler for TaskHandler {
             server_stop: self.0.stop.clone(),
         };
         match route {
-            Route::Inline(tool) => tool.call(call).await,
+            Route::Inline(tool, schema) => {
+                // A task it starts is checked again by the runtime, against the task tool's schema.
+                let violations = schema.violations(&Value::Object(call.arguments.clone()));
+                if !violations.is_empty() {
+                    return Err(to_mcp(RuntimeError::InvalidArguments { tool: name, violations }));
+                }
+                tool.call(call).await
+            }
             Route::Task(execution) => {
                 let arguments = Value::Object(call.arguments.clone());
                 if call.declares_tasks() {

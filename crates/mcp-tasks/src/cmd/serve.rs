@@ -132,11 +132,12 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Logs to stderr; `RUST_LOG` overrides the default (this command's info, else warnings).
+/// Logs to stderr; `RUST_LOG` overrides the default (this command's and the
+/// runtime's info — what happened to the work — else warnings).
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("warn,mcp_tasks::cmd::serve=info"));
+        .unwrap_or_else(|_| EnvFilter::new("warn,mcp_tasks::cmd::serve=info,mcp_tasks_runtime=info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
 }

@@ -5,19 +5,38 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 /// A running `mcp-tasks serve` process.
 pub struct Server {
     pub child: Child,
     pub url: String,
+    /// Every line it wrote to stderr so far.
+    pub log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
     /// `host:port` it listens on.
     pub fn listen_addr(&self) -> String {
         self.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned()
+    }
+
+    /// Its stderr so far, one line each.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits (at most `within`) until a stderr line contains `needle`; returns it.
+    pub fn wait_for_log(&self, needle: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(line) = self.log_lines().into_iter().find(|l| l.contains(needle)) {
+                return line;
+            }
+            assert!(Instant::now() < deadline, "no stderr line contains {needle:?}; stderr:\n{}", self.log_lines().join("\n"));
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Sends SIGTERM.
@@ -30,26 +49,37 @@ impl Server {
 /// Starts `mcp-tasks serve --tools demo,conformance` on `db` and waits for
 /// the line saying where it listens.
 pub fn spawn(db: &Path, listen: &str, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
-        .args(["serve", "--tools", "demo,conformance", "--listen", listen])
-        .arg("--db")
-        .arg(db)
-        .args(extra)
-        .env("RUST_LOG", "warn,mcp_tasks::cmd::serve=info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the mcp-tasks binary starts");
+    launch(db, listen, extra, Some("warn,mcp_tasks::cmd::serve=info"))
+}
+
+/// [`spawn`] with the server's default log filter (no `RUST_LOG`): what an
+/// operator sees.
+pub fn spawn_logged(db: &Path, listen: &str, extra: &[&str]) -> Server {
+    launch(db, listen, extra, None)
+}
+
+fn launch(db: &Path, listen: &str, extra: &[&str], rust_log: Option<&str>) -> Server {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));
+    command.args(["serve", "--tools", "demo,conformance", "--listen", listen]).arg("--db").arg(db).args(extra);
+    match rust_log {
+        Some(filter) => command.env("RUST_LOG", filter),
+        None => command.env_remove("RUST_LOG"),
+    };
+    let mut child =
+        command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("the mcp-tasks binary starts");
     let stderr = child.stderr.take().unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
     let (tx, rx) = mpsc::channel();
+    let lines = log.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if let Some(start) = line.find("http://") {
                 let url: String = line[start..].chars().take_while(|c| !c.is_whitespace()).collect();
                 let _ = tx.send(url);
             }
+            lines.lock().unwrap().push(line);
         }
     });
     let url = rx.recv_timeout(Duration::from_secs(30)).expect("the server says where it listens");
-    Server { child, url }
+    Server { child, url, log }
 }
