@@ -85,7 +85,7 @@ impl ServerHandler for TaskHandler {
         let name = request.name.to_string();
         let Some(route) = self.0.routes.get(&name).cloned() else {
             return Err(McpError::invalid_params(
-                format!("unknown tool {name:?}"),
+                format!("unknown tool \"{name}\""),
                 Some(serde_json::json!({"tool": name})),
             ));
         };
