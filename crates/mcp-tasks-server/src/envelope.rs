@@ -122,7 +122,7 @@ fn kind(raw: &RawValue) -> &'static str {
         Some(b'[') => "an array",
         Some(b'"') => "a string",
         _ if text.contains(['.', 'e', 'E']) => "a fractional number",
-        _ if serde_json::from_str::<i64>(text).is_err() => "an integer outside -2^63 to 2^63-1",
+        _ if serde_json::from_str::<i64>(text).is_err() => "an integer beyond 64 bits",
         _ => "a number",
     }
 }
@@ -180,7 +180,7 @@ mod tests {
             ("true", "a boolean"),
             ("{}", "an object"),
             ("1.5", "a fractional number"),
-            ("1180591620717411303424", "an integer outside"),
+            ("1180591620717411303424", "beyond 64 bits"),
         ] {
             let (code, message) = refused(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#));
             assert_eq!(code, INVALID_REQUEST, "{id}");

@@ -34,7 +34,7 @@ async fn bad_ids_and_methods_are_invalid_requests_naming_the_member() {
     }
     // 2^70: valid JSON, but no JSON-RPC implementation here can echo it exactly.
     let body = format!(r#"{{"jsonrpc":"2.0","id":1180591620717411303424,"method":"tools/list","params":{params}}}"#);
-    refused(&h, body, &["\"id\"", "outside"]).await;
+    refused(&h, body, &["\"id\"", "beyond 64 bits"]).await;
 
     let body = json!({"jsonrpc": "2.0", "id": 5, "params": params});
     refused(&h, body.to_string(), &["\"method\"", "missing"]).await;
