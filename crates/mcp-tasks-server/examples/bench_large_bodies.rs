@@ -9,6 +9,10 @@
 //! the budget of bodies in flight was spent). Client and server share the
 //! process; the clients send pre-built bytes, so the CPU is the server's.
 //! Not a test: numbers depend on the machine.
+//!
+//! `BENCH_SEQUENTIAL=N` instead sends N large requests one after another and
+//! exits: a small, fixed workload for `valgrind --tool=callgrind`, to count
+//! instructions per request and see where they go.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -95,7 +99,8 @@ async fn main() {
     }));
     let client = reqwest::Client::new();
 
-    let quiet_until = Instant::now() + Duration::from_secs(2);
+    let sequential = std::env::var("BENCH_SEQUENTIAL").ok().and_then(|n| n.parse::<u64>().ok());
+    let quiet_until = Instant::now() + if sequential.is_some() { Duration::ZERO } else { Duration::from_secs(2) };
     let alone = small_latencies(&client, &url, || Instant::now() > quiet_until).await;
 
     // Shared by every sender without a copy per request.
@@ -105,6 +110,25 @@ async fn main() {
                           "_meta": meta()}})
         .to_string(),
     );
+    if let Some(n) = sequential {
+        for _ in 0..n {
+            let response = client
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", "greet")
+                .body(large.clone())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status().as_u16(), 200);
+        }
+        let _ = stop.send(());
+        let _ = serving.await;
+        return;
+    }
     let done = Arc::new(AtomicBool::new(false));
     let (ok, busy, other) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let cpu_before = cpu_time();
