@@ -85,7 +85,10 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|bytes| bytes > config.max_body_bytes) {
-        return too_large(config.max_body_bytes);
+        let mut response = too_large(config.max_body_bytes);
+        // The body was not read: the connection cannot carry another request.
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
     }
     let _admission = match config.budget.admit(declared, config.max_body_bytes) {
         Ok(admission) => admission,
@@ -108,6 +111,8 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
                 Some(json!({"maxBodyBytesInFlight": exhausted.budget_bytes})),
             );
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            // The body was not read: the connection cannot carry another request.
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
             return response;
         }
     };
@@ -136,7 +141,12 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
     // it would delay every other request's I/O.
     let checked = if bytes.len() > crate::body_budget::SMALL_BODY_BYTES {
         let shared = bytes.clone();
-        tokio::task::spawn_blocking(move || envelope::check(&shared)).await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        match tokio::task::spawn_blocking(move || envelope::check(&shared)).await {
+            Ok(checked) => checked,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // The runtime is shutting down.
+            Err(_) => return shutting_down(),
+        }
     } else {
         envelope::check(&bytes)
     };
@@ -151,7 +161,25 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             return rpc_error(StatusCode::BAD_REQUEST, refusal.id, refusal.code, refusal.message, data);
         }
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    let large = bytes.len() > crate::body_budget::SMALL_BODY_BYTES;
+    let request = Request::from_parts(parts, Body::from(bytes));
+    if !large {
+        return next.run(request).await;
+    }
+    // rmcp parses the body again (twice over, in effect) inside this call,
+    // tens of milliseconds of CPU for a large one that would stall one of the
+    // few async workers and every small request queued behind it. Drive it
+    // from a blocking thread instead; its spawned work still runs on the workers.
+    let runtime = tokio::runtime::Handle::current();
+    match tokio::task::spawn_blocking(move || runtime.block_on(next.run(request))).await {
+        Ok(response) => response,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => shutting_down(),
+    }
+}
+
+fn shutting_down() -> Response {
+    rpc_error(StatusCode::SERVICE_UNAVAILABLE, Value::Null, SERVER_BUSY, "the server is shutting down".to_owned(), None)
 }
 
 fn too_large(max_body_bytes: usize) -> Response {

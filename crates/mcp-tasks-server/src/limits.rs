@@ -14,8 +14,11 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default [`ConnectionLimits::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
-/// Default [`ConnectionLimits::max_body_bytes_in_flight`]: 32 MiB.
-pub const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT: usize = 32 * 1024 * 1024;
+/// Default [`ConnectionLimits::max_body_bytes_in_flight`]: 8 MiB. A body
+/// costs its server many times its size while rmcp parses it (about 15× for
+/// a 1 MiB `arguments` of small values), so this bounds that memory to a
+/// few hundred MB, and eight large bodies are more than two cores can parse at once.
+pub const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT: usize = 8 * 1024 * 1024;
 
 /// Bounds on connections and on the request bodies they carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
