@@ -15,9 +15,22 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::TokenMap;
+use crate::body_budget::BodyBudget;
 use crate::guard::{GuardConfig, guard};
 use crate::handler::{Route, Shared, TaskHandler};
 use crate::inline::InlineTool;
+use crate::limits::ConnectionLimits;
+
+/// `Origin` values accepted by default: pages served from this machine
+/// (any port). A browser page from anywhere else gets 403.
+pub const DEFAULT_ALLOWED_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 /// Default largest request body: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -46,6 +59,9 @@ pub enum ServerError {
     /// Listening or serving failed.
     #[error("serving failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The connection limits contradict each other or the body limit.
+    #[error("connection limits: {0}")]
+    Limits(String),
 }
 
 enum Registration {
@@ -60,6 +76,8 @@ pub struct TaskServerBuilder {
     max_body_bytes: usize,
     tokens: Option<Arc<TokenMap>>,
     allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Option<Vec<String>>,
+    limits: ConnectionLimits,
     server_info: Implementation,
     instructions: Option<String>,
     shutdown_grace: Duration,
@@ -134,6 +152,22 @@ impl TaskServerBuilder {
         self
     }
 
+    /// `Origin` values accepted from browsers (default
+    /// [`DEFAULT_ALLOWED_ORIGINS`]): a request with another `Origin` gets 403;
+    /// one without `Origin` (not a browser) is not affected. Entries are
+    /// `scheme://host[:port]`, where port `*` matches any, or `null`.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Timeouts, the connection limit and the body bytes allowed in flight
+    /// (default [`ConnectionLimits::default`]).
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// How the server names itself in `server/discover`.
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.server_info = Implementation::new(name, version);
@@ -154,6 +188,9 @@ impl TaskServerBuilder {
 
     /// Builds the runtime (validating the policy) and the tool routes.
     pub fn build(self) -> Result<TaskServer, ServerError> {
+        if let Some(problem) = self.limits.problem(self.max_body_bytes) {
+            return Err(ServerError::Limits(problem));
+        }
         let runtime = self.runtime.build()?;
         let specs: HashMap<String, mcp_tasks_runtime::ToolSpec> =
             runtime.tools().into_iter().map(|s| (s.name.clone(), s)).collect();
@@ -195,8 +232,15 @@ impl TaskServerBuilder {
         });
         Ok(TaskServer {
             shared,
-            guard: Arc::new(GuardConfig { max_body_bytes: self.max_body_bytes, tokens: self.tokens }),
+            guard: Arc::new(GuardConfig {
+                max_body_bytes: self.max_body_bytes,
+                tokens: self.tokens,
+                body_timeout: self.limits.body_timeout,
+                budget: BodyBudget::new(self.limits.max_body_bytes_in_flight),
+            }),
             allowed_hosts: self.allowed_hosts,
+            allowed_origins: self.allowed_origins.unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.map(str::to_owned).to_vec()),
+            limits: self.limits,
             shutdown_grace: self.shutdown_grace,
             stop,
         })
@@ -223,6 +267,8 @@ pub struct TaskServer {
     shared: Arc<Shared>,
     guard: Arc<GuardConfig>,
     allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Vec<String>,
+    pub(crate) limits: ConnectionLimits,
     pub(crate) shutdown_grace: Duration,
     pub(crate) stop: CancellationToken,
 }
@@ -242,6 +288,8 @@ impl TaskServer {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             tokens: None,
             allowed_hosts: None,
+            allowed_origins: None,
+            limits: ConnectionLimits::default(),
             server_info: Implementation::new("mcp-tasks", env!("CARGO_PKG_VERSION")),
             instructions: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
@@ -258,8 +306,12 @@ impl TaskServer {
         &self.shared.listing
     }
 
-    /// An axum router with the MCP endpoint at [`MCP_PATH`]. Start the runtime
+    /// An axum router with the MCP endpoint at [`MCP_PATH`] and the probes
+    /// [`HEALTHZ_PATH`](crate::health::HEALTHZ_PATH) and
+    /// [`READYZ_PATH`](crate::health::READYZ_PATH). Start the runtime
     /// ([`start`](Self::start)) for tasks to run; every router shares it.
+    /// Serving the router yourself skips the connection limits and timeouts
+    /// that [`serve`](Self::serve) applies (the body limits still hold).
     pub fn router(&self) -> Router {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
@@ -270,12 +322,16 @@ impl TaskServer {
         if let Some(hosts) = &self.allowed_hosts {
             config = config.with_allowed_hosts(hosts.clone());
         }
+        // Enforced even when empty: an empty list refuses every browser origin.
+        config = config.with_allowed_origins(self.allowed_origins.clone()).enforce_origin_validation();
         let shared = self.shared.clone();
         let service: StreamableHttpService<TaskHandler, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(TaskHandler(shared.clone())), Default::default(), config);
         Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
+            // Merged after the layer: probes need no token and no Host/Origin check.
+            .merge(crate::health::routes(self.shared.runtime.clone()))
     }
 
     /// Starts the runtime: startup triage, then the executor and the maintenance loops.

@@ -18,11 +18,11 @@ pub(crate) fn to_mcp(e: RuntimeError) -> McpError {
         // Unknown, expired and someone else's task all read the same, so ids
         // cannot be probed.
         RuntimeError::TaskNotFound(id) => McpError::invalid_params(
-            format!("unknown task id {id:?}: no such task, it has expired, or it is not yours"),
+            format!("unknown task id \"{id}\": no such task, it has expired, or it is not yours"),
             Some(json!({"taskId": id.as_str()})),
         ),
         RuntimeError::UnknownTool { tool, .. } => {
-            McpError::invalid_params(format!("unknown tool {tool:?}"), Some(json!({"tool": tool})))
+            McpError::invalid_params(format!("unknown tool \"{tool}\""), Some(json!({"tool": tool})))
         }
         RuntimeError::IdempotencyConflict { .. } => McpError::invalid_params(e.to_string(), None),
         RuntimeError::Store(StoreError::QuotaExceeded { ref principal, resource, used, limit }) => McpError::new(

@@ -86,7 +86,7 @@ impl ServerHandler for TaskHandler {
         let name = request.name.to_string();
         let Some(route) = self.0.routes.get(&name).cloned() else {
             return Err(McpError::invalid_params(
-                format!("unknown tool {name:?}"),
+                format!("unknown tool \"{name}\""),
                 Some(serde_json::json!({"tool": name})),
             ));
         };
@@ -95,7 +95,7 @@ impl ServerHandler for TaskHandler {
             .get(IDEMPOTENCY_KEY_META_KEY)
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let call = InlineCall {
+        let mut call = InlineCall {
             name: name.clone(),
             arguments: request.arguments.unwrap_or_default(),
             input_responses: request.input_responses,
@@ -117,7 +117,8 @@ impl ServerHandler for TaskHandler {
                 tool.call(call).await
             }
             Route::Task(execution) => {
-                let arguments = Value::Object(call.arguments.clone());
+                // Moved, not cloned: the arguments may be a megabyte.
+                let arguments = Value::Object(std::mem::take(&mut call.arguments));
                 if call.declares_tasks() {
                     call.start_task(&name, arguments).await
                 } else if execution == Execution::TaskOptional {

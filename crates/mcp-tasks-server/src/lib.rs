@@ -11,8 +11,13 @@
 //!   inline (task-optional tools) or `-32021` (task-required tools).
 //! - `tasks/get`, `tasks/update` and `tasks/cancel` read and act on the store.
 //! - A front layer ([`guard`]) answers what rmcp alone would answer wrongly:
-//!   malformed JSON (`-32700`), wrong-typed params such as a numeric `taskId`
-//!   (`-32602`), oversized bodies (`413`) and missing credentials (`401`).
+//!   malformed JSON (`-32700`), invalid envelopes (`-32600`), wrong-typed
+//!   params such as a numeric `taskId` (`-32602`), oversized bodies (`413`),
+//!   bodies beyond the in-flight budget (`503`), slow bodies (`408`) and
+//!   missing credentials (`401`).
+//! - [`TaskServer::serve`] bounds connections ([`limits::ConnectionLimits`]):
+//!   header, body and idle timeouts and a connection limit.
+//! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes.
 //!
 //! Adding durable tools to your own server takes a few lines:
 //!
@@ -27,12 +32,19 @@
 //! ```
 
 pub mod auth;
+pub mod body_budget;
 pub mod builder;
 pub mod config;
+mod connection;
+pub mod envelope;
 mod errors;
+pub mod fd_limit;
 pub mod guard;
 mod handler;
+pub mod health;
 pub mod inline;
+pub mod limits;
+pub mod log_limit;
 pub mod serve;
 pub mod tools;
 pub mod wire;
@@ -40,6 +52,7 @@ pub mod wire;
 pub use auth::{Principal, TokenMap};
 pub use builder::{ServerError, TaskServer, TaskServerBuilder};
 pub use errors::QUOTA_EXCEEDED;
+pub use limits::ConnectionLimits;
 pub use inline::{InlineCall, InlineTool};
 pub use handler::IDEMPOTENCY_KEY_META_KEY;
 pub use wire::ORPHAN_WINDOW_META_KEY;

@@ -1,4 +1,5 @@
-//! An unknown task id gets -32602 naming the id, for get, update and cancel.
+//! An unknown task id gets -32602 naming the id in plain words, for get,
+//! update and cancel.
 
 mod common;
 
@@ -16,6 +17,8 @@ async fn unknown_ids_are_invalid_params_naming_the_id() {
     let e = get(&c, id).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
     assert!(e.message.contains(id), "{}", e.message);
+    // Plain words, not Rust's debug formatting of the id's type.
+    assert!(!e.message.contains("TaskId("), "{}", e.message);
 
     let e = c.peer().cancel_task(CancelTaskParams::new(id)).await.map_err(mcp_error).unwrap_err();
     assert_eq!(e.code, ErrorCode::INVALID_PARAMS);

@@ -2,6 +2,8 @@
 //! real rmcp clients, raw HTTP for bad input.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod raw_tcp;
+
 use std::sync::Arc;
 use std::time::Duration;
 

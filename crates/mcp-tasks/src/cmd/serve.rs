@@ -59,6 +59,29 @@ pub(crate) struct Args {
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
     shutdown_grace: Duration,
+    /// Browser origins accepted in the Origin header, comma-separated, as
+    /// scheme://host[:port] (port * = any); others get 403 (default: loopback origins).
+    #[arg(long, env = "MCP_TASKS_ALLOWED_ORIGINS", value_delimiter = ',')]
+    allowed_origins: Vec<String>,
+    /// Time a connection gets to send a complete request head (from accept,
+    /// or from the first byte of a later request).
+    #[arg(long, env = "MCP_TASKS_HEADER_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
+    header_timeout: Duration,
+    /// Time a request gets to send its whole body (else 408 and the connection closes).
+    #[arg(long, env = "MCP_TASKS_BODY_TIMEOUT", value_parser = parse_duration, default_value = "30s")]
+    body_timeout: Duration,
+    /// Time an idle keep-alive connection (or one whose client stopped
+    /// reading a response) stays open.
+    #[arg(long, env = "MCP_TASKS_IDLE_TIMEOUT", value_parser = parse_duration, default_value = "60s")]
+    idle_timeout: Duration,
+    /// Connections served at once; beyond it new ones wait in the listen backlog.
+    #[arg(long, env = "MCP_TASKS_MAX_CONNECTIONS", default_value_t = mcp_tasks_server::limits::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Request-body bytes held at once; a large body beyond it gets 503 and
+    /// Retry-After (bodies up to 64 KiB are not counted).
+    #[arg(long, env = "MCP_TASKS_MAX_BODY_BYTES_IN_FLIGHT",
+          default_value_t = mcp_tasks_server::limits::DEFAULT_MAX_BODY_BYTES_IN_FLIGHT)]
+    max_body_bytes_in_flight: usize,
 }
 
 /// Runs `mcp-tasks serve`.
@@ -93,7 +116,14 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .policy(policy)
         .single_node(single_node)
         .max_body_bytes(args.max_body_bytes)
-        .shutdown_grace(args.shutdown_grace);
+        .shutdown_grace(args.shutdown_grace)
+        .connection_limits(mcp_tasks_server::ConnectionLimits {
+            header_timeout: args.header_timeout,
+            body_timeout: args.body_timeout,
+            idle_timeout: args.idle_timeout,
+            max_connections: args.max_connections,
+            max_body_bytes_in_flight: args.max_body_bytes_in_flight,
+        });
     let limit = |n: u64| (n > 0).then_some(n);
     let quota = Quota {
         max_tasks: limit(args.max_tasks_per_principal),
@@ -112,6 +142,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.allowed_hosts.is_empty() {
         builder = builder.allowed_hosts(args.allowed_hosts.clone());
+    }
+    if !args.allowed_origins.is_empty() {
+        builder = builder.allowed_origins(args.allowed_origins.clone());
     }
     let server = builder.build()?;
     let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
@@ -132,12 +165,14 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Logs to stderr; `RUST_LOG` overrides the default (this command's and the
-/// runtime's info — what happened to the work — else warnings).
+/// Logs to stderr; `RUST_LOG` overrides the default: this command's and the
+/// server's start-up info and the runtime's (what happened to the work), else warnings, but only errors from rmcp, which
+/// logs every error answer (each client mistake, with its request id) as a
+/// warning.
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("warn,mcp_tasks::cmd::serve=info,mcp_tasks_runtime=info"));
+        .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=error,mcp_tasks::cmd::serve=info,mcp_tasks_server::serve=info,mcp_tasks_runtime=info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
 }
