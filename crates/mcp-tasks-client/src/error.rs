@@ -172,8 +172,19 @@ impl ClientError {
         }
     }
 
-    /// Whether trying the same request again later may succeed.
+    /// What happened to a request that got no MCP answer (a failed
+    /// `server/discover` or request), if that is what this error is.
+    pub fn transport_failure(&self) -> Option<&TransportFailure> {
+        match self {
+            ClientError::Connect { failure, .. } | ClientError::Transport { failure, .. } => Some(failure),
+            _ => None,
+        }
+    }
+
+    /// Whether trying the same request again later may succeed: a transport
+    /// failure that [`TransportFailure::is_transient`] says may pass (a
+    /// refused token or a wrong path will not).
     pub fn is_transient(&self) -> bool {
-        matches!(self, ClientError::Transport { .. })
+        self.transport_failure().is_some_and(TransportFailure::is_transient)
     }
 }

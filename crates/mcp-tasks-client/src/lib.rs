@@ -4,10 +4,16 @@
 //!
 //! - [`TasksClient`] speaks to one server over Streamable HTTP with rmcp,
 //!   declaring the tasks extension on every request. [`TasksClient::follow`]
-//!   polls `tasks/get` on the core [`PollScheduler`](mcp_tasks_core::PollScheduler)
-//!   schedule (see [`PollPacer`]), answers `inputRequests` through an
-//!   [`InputResponder`] once per key ([`InputLedger`]), reports progress to a
-//!   [`TaskObserver`], and reconnects after transport failures.
+//!   drives the core's sans-IO follow loop ([`Follow`](mcp_tasks_core::Follow))
+//!   over HTTP: it polls `tasks/get` when the machine says, at the server's
+//!   pace by default ([`PacingMode::HintPaced`]: the `pollIntervalMs` hint is
+//!   the pace, capped under half the advertised orphan window) or, with
+//!   [`PacingMode::HintAsFloor`], on the client's own backoff with the hint
+//!   as a floor; answers `inputRequests` through an [`InputResponder`] once
+//!   per key ([`InputLedger`]), reports progress to a [`TaskObserver`],
+//!   reconnects after transient transport failures and stops at once on one
+//!   that asking again cannot fix. Every request has a timeout
+//!   ([`ClientOptions::request_timeout`]).
 //! - [`HandleBook`] is a small SQLite file of task handles, so a restarted
 //!   client resumes what it was waiting for ([`TasksClient::resume`]).
 
@@ -23,16 +29,18 @@ mod pacer;
 
 pub use book::{BOOK_ENV, HandleBook, HandleRecord, Resolution};
 pub use client::{
-    ClientOptions, DEFAULT_GIVE_UP_AFTER, DEFAULT_MAX_INPUT_ROUNDS, Started, TaskHandle, TasksClient,
-    client_capabilities, core_status,
+    ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_REQUEST_TIMEOUT, Started, TaskHandle, TasksClient,
+    client_capabilities,
 };
+pub use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
+pub use mcp_tasks_wire::core_status;
 pub use error::{BookError, ClientError};
 pub use events::{Silent, TaskEvent, TaskObserver};
 pub use failure::TransportFailure;
 pub use input::{DeclineAll, FnResponder, InputPrompt, InputResponder, elicit_accept, elicit_cancel, elicit_decline};
 pub use ledger::InputLedger;
 pub use outcome::TaskOutcome;
-pub use pacer::{ORPHAN_WINDOW_META_KEY, PollPacer, ServerHints};
+pub use pacer::{ORPHAN_WINDOW_META_KEY, PacingMode, PollPacer, ServerHints, server_hints};
 pub use rmcp;
 /// The attribute [`InputResponder`] implementations use (re-exported so callers need no extra dependency).
 pub use async_trait::async_trait;

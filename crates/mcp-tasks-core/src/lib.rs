@@ -5,7 +5,9 @@
 //! takes `now` as an argument and returns a value; the runtime does the waiting.
 
 pub mod classify;
+pub mod follow;
 pub mod hint;
+pub mod pacing;
 pub mod policy;
 pub mod poll;
 pub mod random;
@@ -20,7 +22,9 @@ pub mod time;
 pub mod triage;
 
 pub use classify::{Classifier, ClassifierConfig, Failure, FailureClass};
+pub use follow::{Follow, FollowConfig, FollowStep, GiveUp};
 pub use hint::HintPolicy;
+pub use pacing::{Pacer, PacingMode, ServerHints};
 pub use policy::Policy;
 pub use poll::{PollPolicy, PollScheduler};
 pub use random::{PyRandom, RandomSource};

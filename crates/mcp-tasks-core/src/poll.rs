@@ -2,6 +2,24 @@
 //! half-range jitter; the server's `pollIntervalMs` is a floor, never a
 //! ceiling; and the server's advertised orphan window caps the gap, so a
 //! correct client is never orphaned by a correct server.
+//!
+//! ```
+//! use mcp_tasks_core::{PollPolicy, PollScheduler, PyRandom};
+//!
+//! let policy = PollPolicy { jitter: false, ..PollPolicy::default() };
+//! let mut s = PollScheduler::new(policy, PyRandom::new(0));
+//! // 250 ms, then ×1.6 per poll: the client's own backoff.
+//! assert_eq!(s.next_delay_ms(None), 250.0);
+//! assert_eq!(s.next_delay_ms(None), 400.0);
+//! // The server's hint is a floor: never a speed-up.
+//! assert_eq!(s.next_delay_ms(Some(2_000.0)), 2_000.0);
+//! // Half the advertised orphan window caps every delay.
+//! s.set_orphan_window_ms(Some(3_000.0));
+//! assert_eq!(s.next_delay_ms(None), 1_500.0);
+//! // A hint-paced client takes the hint as its pace, under the same cap.
+//! assert_eq!(s.paced_delay_ms(1_200.0), 1_200.0);
+//! assert_eq!(s.paced_delay_ms(36_000.0), 1_500.0);
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -90,6 +108,26 @@ impl<R: RandomSource> PollScheduler<R> {
         self.current_ms = (self.current_ms * self.policy.multiplier).min(self.policy.max_ms);
         d
     }
+
+    /// A delay at a pace set from outside (a hint-paced client's server
+    /// hint), leaving the backoff state alone: `d = min(pace, ceiling)`,
+    /// then with jitter `d = uniform(d/2, d)`. The same draw the backoff
+    /// makes once it has settled at `pace` (initial = max = pace).
+    pub fn paced_delay_ms(&mut self, pace_ms: f64) -> f64 {
+        let mut d = pace_ms;
+        if let Some(ceiling) = self.ceiling_ms {
+            d = d.min(ceiling);
+        }
+        if self.policy.jitter {
+            d = self.rng.uniform(0.5 * d, d);
+        }
+        d
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &PollPolicy {
+        &self.policy
+    }
 }
 
 #[cfg(test)]
@@ -129,6 +167,21 @@ mod tests {
         assert_eq!(s.next_delay_ms(Some(2_000.0)), 2_000.0);
         // A smaller hint later cannot speed a backed-off client up.
         assert_eq!(s.next_delay_ms(Some(100.0)), 3_200.0);
+    }
+
+    #[test]
+    fn a_paced_delay_is_the_settled_backoff_at_that_pace() {
+        // The schedule a client gets with initial = max = pace draws the same delays.
+        let settled = PollPolicy { initial_ms: 1_200.0, max_ms: 1_200.0, ..PollPolicy::default() };
+        let mut bare = PollScheduler::new(settled, PyRandom::new(3));
+        bare.set_orphan_window_ms(Some(2_000.0));
+        let mut paced = PollScheduler::new(PollPolicy::default(), PyRandom::new(3));
+        paced.set_orphan_window_ms(Some(2_000.0));
+        for _ in 0..20 {
+            let d = paced.paced_delay_ms(1_200.0);
+            assert_eq!(d, bare.next_delay_ms(Some(1_200.0)));
+            assert!((500.0..=1_000.0).contains(&d), "{d}");
+        }
     }
 
     proptest! {

@@ -1,6 +1,7 @@
 //! From the runtime's [`TaskView`] to the tasks extension's wire shapes
-//! (`CreateTaskResult`, `DetailedTask`), and the vendor `_meta` key that
-//! carries the server's orphan window.
+//! (`CreateTaskResult`, `DetailedTask`). The vendor `_meta` key that carries
+//! the server's orphan window and the status mapping are the ones the client
+//! reads with, from `mcp-tasks-wire`.
 
 use mcp_tasks_core::{TaskStatus as CoreStatus, Timestamp};
 use mcp_tasks_runtime::TaskView;
@@ -11,12 +12,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-/// The `_meta` key, on every task result this server sends, whose value is the
-/// server's orphan window in milliseconds: a task nobody polls for this long
-/// is presumed abandoned and cancelled. A vendor key (its own reverse-DNS
-/// prefix), since `io.modelcontextprotocol/` is reserved for MCP itself.
-/// Clients should poll at least twice per window.
-pub const ORPHAN_WINDOW_META_KEY: &str = "dev.mcp-tasks/orphanWindowMs";
+pub use mcp_tasks_wire::ORPHAN_WINDOW_META_KEY;
 
 /// An instant as the RFC 3339 / ISO 8601 text the wire uses (UTC, millisecond precision).
 pub fn iso8601(at: Timestamp) -> String {
@@ -28,15 +24,9 @@ pub fn iso8601(at: Timestamp) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
 }
 
-/// The wire status for a stored status.
+/// The wire status for a stored status (the mapping the client reads back with).
 pub fn status(s: CoreStatus) -> TaskStatus {
-    match s {
-        CoreStatus::Working => TaskStatus::Working,
-        CoreStatus::InputRequired => TaskStatus::InputRequired,
-        CoreStatus::Completed => TaskStatus::Completed,
-        CoreStatus::Failed => TaskStatus::Failed,
-        CoreStatus::Cancelled => TaskStatus::Cancelled,
-    }
+    mcp_tasks_wire::wire_status(s)
 }
 
 /// The base `Task` fields: id, status, message, timestamps, `ttlMs`, `pollIntervalMs`.
@@ -53,9 +43,7 @@ pub fn task(view: &TaskView) -> Task {
 
 /// `_meta` for a task result: the orphan window under [`ORPHAN_WINDOW_META_KEY`].
 pub fn task_meta(view: &TaskView) -> MetaObject {
-    let mut meta = JsonObject::new();
-    meta.insert(ORPHAN_WINDOW_META_KEY.to_owned(), Value::from(view.orphan_window_ms));
-    MetaObject(meta)
+    mcp_tasks_wire::orphan_window_meta(view.orphan_window_ms)
 }
 
 /// The answer to a `tools/call` that created (or found, by idempotency key) a task.
@@ -153,13 +141,5 @@ mod tests {
     fn timestamps_are_rfc3339_utc() {
         assert_eq!(iso8601(Timestamp::from_millis(0)), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601(Timestamp::from_millis(1_785_233_400_250)), "2026-07-28T10:10:00.25Z");
-    }
-
-    #[test]
-    fn the_vendor_key_is_not_under_a_reserved_prefix() {
-        let prefix = ORPHAN_WINDOW_META_KEY.split('/').next().unwrap();
-        let labels: Vec<&str> = prefix.split('.').collect();
-        assert!(labels.len() >= 2);
-        assert!(!["modelcontextprotocol", "mcp"].contains(&labels[1]), "{prefix}");
     }
 }

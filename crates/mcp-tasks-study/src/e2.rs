@@ -3,10 +3,14 @@
 //! One run polls a task of a given duration until a poll observes it done:
 //! no poll at t = 0, the observing poll counts, staleness is how long after
 //! completion that poll came. Fixed cells run once per phase; adaptive cells
-//! run the project's real [`PollScheduler`] (CPython's generator, seeds
-//! outer, phases inner, a fresh scheduler per run).
+//! run the shipped client's follow loop ([`Follow`], in the floor mode, over
+//! the real `PollScheduler`) under a manual clock (CPython's generator, seeds
+//! outer, phases inner, a fresh follow per run).
 
-use mcp_tasks_core::{PollPolicy, PollScheduler, PyRandom};
+use mcp_tasks_core::{
+    Clock, Follow, FollowConfig, FollowStep, ManualClock, PacingMode, PollPolicy, PyRandom, ServerHints, TaskStatus,
+    Timestamp,
+};
 use serde::Serialize;
 
 use crate::error::StudyError;
@@ -136,7 +140,7 @@ pub enum PollCellPolicy {
         #[serde(serialize_with = "whole_as_int")]
         interval_ms: f64,
     },
-    /// The project's [`PollScheduler`] with this `max_ms`, no server hint.
+    /// The shipped client in the floor mode with this `max_ms`, no server hint.
     Adaptive {
         /// The scheduler's ceiling, ms.
         #[serde(serialize_with = "whole_as_int")]
@@ -151,10 +155,9 @@ pub enum PollCellPolicy {
         #[serde(serialize_with = "whole_as_int")]
         hint_ms: f64,
     },
-    /// A client that lets the server set its regime (E5): the same scheduler
-    /// with the advertised hint as its first and largest delay (jittered as
-    /// usual), still taking the hint as a floor and capping its delays under
-    /// the advertised orphan window.
+    /// The shipped client as it ships (E5): hint-paced, it lets the server
+    /// set its regime — every delay drawn in `[h/2, h]` of the advertised
+    /// hint — capped under half the advertised orphan window.
     HintPaced {
         /// The server's `pollIntervalMs` for this duration.
         #[serde(serialize_with = "whole_as_int")]
@@ -209,7 +212,8 @@ pub struct E2Result {
 }
 
 /// One run: polls until `elapsed ≥ duration`, each step from `next_step_s`.
-/// Returns (polls, staleness).
+/// Returns (polls, staleness). The fixed-interval cells, which model no
+/// client of this project, run this directly.
 pub fn run_once(duration_s: f64, mut next_step_s: impl FnMut() -> f64) -> (u64, f64) {
     let mut elapsed = 0.0f64;
     let mut polls = 0u64;
@@ -222,58 +226,116 @@ pub fn run_once(duration_s: f64, mut next_step_s: impl FnMut() -> f64) -> (u64, 
     }
 }
 
-/// The client's scheduler for an adaptive cell: the project's default poll
-/// policy with `max_ms`, seeded like `random.Random(seed)`.
-pub fn scheduler(max_ms: f64, seed: u64) -> PollScheduler<PyRandom> {
-    PollScheduler::new(PollPolicy { max_ms, ..PollPolicy::default() }, PyRandom::new(seed))
+/// One run of the shipped client's follow loop ([`Follow`], the state
+/// machine `mcp-tasks-client` drives over HTTP) under a manual clock,
+/// against a task that completes `duration_s` after it was created. The
+/// server answers `working` with `hints` until a poll comes at or after the
+/// completion; the machine decides every delay and when to stop. Returns
+/// (polls, staleness), exactly as [`run_once`] counts them.
+pub fn follow_once(duration_s: f64, follow: &mut Follow<PyRandom>, hints: ServerHints) -> (u64, f64) {
+    let clock = ManualClock::new(Timestamp::from_secs(CLOCK_START_S));
+    let mut elapsed = 0.0f64;
+    let mut polls = 0u64;
+    let mut step = follow.start(clock.now(), hints);
+    loop {
+        match step {
+            FollowStep::Poll { at, delay_ms } => {
+                // The exact delay keeps the model's arithmetic; the clock keeps the machine's.
+                elapsed += delay_ms / 1000.0;
+                polls += 1;
+                clock.set(at);
+                let status = if elapsed >= duration_s { TaskStatus::Completed } else { TaskStatus::Working };
+                step = follow.on_answer(clock.now(), status, hints);
+            }
+            // The server never fails here, so the machine never gives up.
+            FollowStep::Done { .. } | FollowStep::GiveUp(_) => return (polls, elapsed - duration_s),
+        }
+    }
 }
 
-/// The scheduler of a hint-paced client: the project's default poll policy
-/// with the server's hint as its first and largest delay, capped under the
-/// advertised orphan window, seeded like `random.Random(seed)`.
-pub fn hint_paced_scheduler(hint_ms: f64, orphan_window_ms: f64, seed: u64) -> PollScheduler<PyRandom> {
-    let policy = PollPolicy { initial_ms: hint_ms, max_ms: hint_ms, ..PollPolicy::default() };
-    let mut s = PollScheduler::new(policy, PyRandom::new(seed));
-    s.set_orphan_window_ms(Some(orphan_window_ms));
-    s
+/// Where the study's manual clocks start, seconds since the epoch.
+pub const CLOCK_START_S: i64 = 1_000_000;
+
+/// The paper's adaptive client: the shipped client's follow loop in the
+/// floor mode with its own backoff ceiling `max_ms`.
+pub fn adaptive_client(shipped: &FollowConfig, max_ms: f64) -> FollowConfig {
+    FollowConfig {
+        pacing: PacingMode::HintAsFloor,
+        poll: PollPolicy { max_ms, ..shipped.poll.clone() },
+        ..shipped.clone()
+    }
 }
 
-/// The runs of a scheduled client, seeds outer and phases inner: `client`
-/// gives a fresh scheduler for a seed and the hint it is handed on every poll.
-fn scheduled_runs(
+/// Who polls in one cell.
+enum Poller {
+    /// A fixed interval, ms (no client of this project).
+    Fixed(f64),
+    /// The shipped client's follow loop with this configuration, told these hints.
+    Client(FollowConfig, ServerHints),
+}
+
+/// Who polls in the cell of `policy`, and what the server tells it.
+fn poller(policy: PollCellPolicy, shipped: &FollowConfig) -> Poller {
+    let hint = |ms: f64| Some(ms as u64);
+    match policy {
+        PollCellPolicy::Fixed { interval_ms } => Poller::Fixed(interval_ms),
+        PollCellPolicy::Adaptive { max_ms } => Poller::Client(adaptive_client(shipped, max_ms), ServerHints::default()),
+        PollCellPolicy::Hinted { max_ms, hint_ms } => Poller::Client(
+            adaptive_client(shipped, max_ms),
+            ServerHints { poll_interval_ms: hint(hint_ms), ..ServerHints::default() },
+        ),
+        PollCellPolicy::HintPaced { hint_ms, orphan_window_ms } => Poller::Client(
+            shipped.clone(),
+            ServerHints { poll_interval_ms: hint(hint_ms), orphan_window_ms: hint(orphan_window_ms), ttl_ms: None },
+        ),
+    }
+}
+
+/// The runs of a client, seeds outer and phases inner, a fresh follow per
+/// run seeded like `random.Random(seed)`.
+fn followed_runs(
     d: f64,
     phases: &[f64],
     seeds: u32,
     progress: &dyn Progress,
-    client: impl Fn(u64) -> (PollScheduler<PyRandom>, Option<f64>),
+    config: &FollowConfig,
+    hints: ServerHints,
 ) -> Vec<(u64, f64)> {
     let mut runs = Vec::new();
     for seed in 0..u64::from(seeds) {
         for phase in phases {
-            let (mut s, hint) = client(seed);
-            runs.push(run_once(d * phase, || s.next_delay_ms(hint) / 1000.0));
+            let mut follow = Follow::new(config, PyRandom::new(seed));
+            runs.push(follow_once(d * phase, &mut follow, hints));
         }
         progress.advance(phases.len() as u64);
     }
     runs
 }
 
-/// Runs one cell of `policy` at nominal duration `d`.
+/// Runs one cell of `policy` at nominal duration `d`, with the shipped
+/// client ([`FollowConfig::default`]).
 pub fn run_cell(d: f64, policy: PollCellPolicy, params: &E2Params, progress: &dyn Progress) -> E2Cell {
+    run_cell_with(d, policy, params, &FollowConfig::default(), progress)
+}
+
+/// Runs one cell of `policy` at nominal duration `d`, with `shipped` as the
+/// client: the hint-paced cells run it as it is, the adaptive and hinted
+/// cells in the floor mode with the cell's ceiling.
+pub fn run_cell_with(
+    d: f64,
+    policy: PollCellPolicy,
+    params: &E2Params,
+    shipped: &FollowConfig,
+    progress: &dyn Progress,
+) -> E2Cell {
     let phases = params.phase_values();
-    let runs = match policy {
-        PollCellPolicy::Fixed { interval_ms } => {
+    let runs = match poller(policy, shipped) {
+        Poller::Client(config, hints) => followed_runs(d, &phases, params.seeds, progress, &config, hints),
+        Poller::Fixed(interval_ms) => {
             let runs = phases.iter().map(|phase| run_once(d * phase, || interval_ms / 1000.0)).collect();
             progress.advance(phases.len() as u64);
             runs
         }
-        PollCellPolicy::Adaptive { max_ms } => scheduled_runs(d, &phases, params.seeds, progress, |seed| (scheduler(max_ms, seed), None)),
-        PollCellPolicy::Hinted { max_ms, hint_ms } => {
-            scheduled_runs(d, &phases, params.seeds, progress, |seed| (scheduler(max_ms, seed), Some(hint_ms)))
-        }
-        PollCellPolicy::HintPaced { hint_ms, orphan_window_ms } => scheduled_runs(d, &phases, params.seeds, progress, |seed| {
-            (hint_paced_scheduler(hint_ms, orphan_window_ms, seed), Some(hint_ms))
-        }),
     };
     let polls: Vec<f64> = runs.iter().map(|(p, _)| *p as f64).collect();
     let stale: Vec<f64> = runs.iter().map(|(_, s)| *s).collect();

@@ -1,21 +1,23 @@
 //! E4 — backoff against the orphan window (paper §6.4, Table 5).
 //!
 //! One task that never completes, on the project's real [`Runtime`] over an
-//! in-memory store and a manual clock. A client backs off with the real
-//! [`PollScheduler`](mcp_tasks_core::PollScheduler) (seed 7) and polls
-//! through `get_task`, which records the poll; the real reaper
+//! in-memory store and a manual clock. The client is the shipped client's
+//! follow loop ([`Follow`], in the floor mode with the cell's backoff
+//! ceiling, seed 7) and polls through `get_task`, which records the poll;
+//! it reads neither the hint nor (unless it honours it) the orphan window,
+//! as in the paper. The real reaper
 //! (`reap_once`: flush polls, timeouts, orphans, expiry) runs every sweep.
 //! The task is orphaned exactly when a poll gap reaches the window.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{ManualClock, Policy, TaskStatus, Timestamp};
+use mcp_tasks_core::{Clock, Follow, FollowConfig, FollowStep, ManualClock, Policy, PyRandom, ServerHints, TaskStatus, Timestamp};
 use mcp_tasks_runtime::{CreateTask, Runtime};
 use mcp_tasks_store::MemoryStore;
 use serde::Serialize;
 
-use crate::e2::scheduler;
+use crate::e2::adaptive_client;
 use crate::error::StudyError;
 use crate::num::{short, whole_as_int};
 use crate::progress::Progress;
@@ -145,22 +147,29 @@ pub async fn run_cell(max_ms: f64, window_s: f64, honour: bool, params: &E4Param
         .map_err(err("create"))?;
     let id = created.record.id.clone();
 
-    let mut client = scheduler(max_ms, params.seed);
-    if honour {
-        client.set_orphan_window_ms(Some(created.orphan_window_ms as f64));
-    }
+    let mut client = Follow::new(&adaptive_client(&FollowConfig::default(), max_ms), PyRandom::new(params.seed));
+    // What this client takes from the server's answers: at most the orphan window.
+    let known = ServerHints {
+        orphan_window_ms: honour.then_some(created.orphan_window_ms),
+        ..ServerHints::default()
+    };
+    let delay_s = |step: FollowStep| match step {
+        FollowStep::Poll { delay_ms, .. } => Ok(delay_ms / 1000.0),
+        FollowStep::Done { status } => Err(StudyError::runtime("E4 client", format!("the never-ending task ended {status}"))),
+        FollowStep::GiveUp(_) => Err(StudyError::runtime("E4 client", "gave up on a server that always answered")),
+    };
     let sweep = Duration::from_secs_f64(params.sweep_interval_s);
-    let mut next_poll_at = client.next_delay_ms(None) / 1000.0;
+    let mut next_poll_at = delay_s(client.start(clock.now(), known))?;
     let (mut elapsed, mut last_seen, mut longest_gap, mut polls) = (0.0f64, 0.0f64, 0.0f64, 0u32);
     while elapsed < params.task_duration_s {
         clock.advance(sweep);
         elapsed += params.sweep_interval_s;
         if elapsed >= next_poll_at {
-            runtime.get_task(&id, None).await.map_err(err("poll"))?;
+            let view = runtime.get_task(&id, None).await.map_err(err("poll"))?;
             polls += 1;
             longest_gap = longest_gap.max(elapsed - last_seen);
             last_seen = elapsed;
-            next_poll_at = elapsed + client.next_delay_ms(None) / 1000.0;
+            next_poll_at = elapsed + delay_s(client.on_answer(clock.now(), view.record.status, known))?;
         }
         runtime.reap_once().await.map_err(err("reaper pass"))?;
         // Read the row directly: a get_task here would count as a poll.

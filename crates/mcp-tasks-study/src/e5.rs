@@ -4,9 +4,12 @@
 //! expected duration (asked of the real runtime, whose hint is
 //! [`HintPolicy::hint_for`] of the tool's declared duration) and
 //! the client's real scheduler takes it as a floor on every poll, against
-//! the paper's adaptive policies without it; and a hint-paced client, which
-//! lets the server set its regime by adopting the advertised hint as its own
-//! pace (first and largest delay), capped under the advertised orphan window.
+//! the paper's adaptive policies without it; and the shipped client as it
+//! ships — hint-paced, it lets the server set its regime by adopting the
+//! advertised hint as its pace, capped under the advertised orphan window.
+//! Every client here is the core's [`Follow`](mcp_tasks_core::Follow) state
+//! machine that `mcp-tasks-client` drives over HTTP, configured by
+//! [`FollowConfig`].
 //! (b) The E4 grid when the client caps its backoff under the orphan window
 //! the server advertises (`PollScheduler::set_orphan_window_ms`): every cell
 //! must survive.
@@ -14,12 +17,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{HintPolicy, ManualClock, Policy, Timestamp};
+use mcp_tasks_core::{FollowConfig, HintPolicy, ManualClock, Policy, Timestamp};
 use mcp_tasks_runtime::{CreateTask, Runtime};
 use mcp_tasks_store::MemoryStore;
 use serde::Serialize;
 
-use crate::e2::{E2Cell, E2Params, PollCellPolicy, run_cell};
+use crate::e2::{E2Cell, E2Params, PollCellPolicy, run_cell_with};
 use crate::e4::{E4Params, E4Result, run_grid};
 use crate::error::StudyError;
 use crate::num::short;
@@ -92,8 +95,21 @@ pub struct E5Result {
     pub e2: E2Params,
 }
 
-/// Runs E5 with the server's default hint policy.
+/// Runs E5 with the server's default hint policy and the shipped client
+/// ([`FollowConfig::default`], what `mcp-tasks-client` and `mcp-tasks call`
+/// follow tasks with).
 pub async fn run(e2: &E2Params, e4: &E4Params, progress: &dyn Progress) -> Result<E5Result, StudyError> {
+    run_with_client(e2, e4, &FollowConfig::default(), progress).await
+}
+
+/// Runs E5 with `client` as the shipped client: its hint-paced row is
+/// `client` as configured, its adaptive rows `client` in the floor mode.
+pub async fn run_with_client(
+    e2: &E2Params,
+    e4: &E4Params,
+    client: &FollowConfig,
+    progress: &dyn Progress,
+) -> Result<E5Result, StudyError> {
     e2.validate()?;
     if e2.adaptive_max_ms.is_empty() {
         return Err(StudyError::param("adaptive-max-ms", "E5 compares adaptive clients: give at least one ceiling"));
@@ -109,11 +125,11 @@ pub async fn run(e2: &E2Params, e4: &E4Params, progress: &dyn Progress) -> Resul
         hints.push(advertised);
         let hint_ms = advertised.hint_ms;
         for &max_ms in &e2.adaptive_max_ms {
-            frontier.push(run_cell(d, PollCellPolicy::Adaptive { max_ms }, e2, progress));
-            frontier.push(run_cell(d, PollCellPolicy::Hinted { max_ms, hint_ms }, e2, progress));
+            frontier.push(run_cell_with(d, PollCellPolicy::Adaptive { max_ms }, e2, client, progress));
+            frontier.push(run_cell_with(d, PollCellPolicy::Hinted { max_ms, hint_ms }, e2, client, progress));
         }
         let paced = PollCellPolicy::HintPaced { hint_ms, orphan_window_ms: advertised.orphan_window_ms };
-        frontier.push(run_cell(d, paced, e2, progress));
+        frontier.push(run_cell_with(d, paced, e2, client, progress));
     }
     let grid = run_grid(e4, true, progress).await?;
     let all_survived = grid.cells.iter().all(|c| !c.orphaned);

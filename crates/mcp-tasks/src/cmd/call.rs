@@ -18,9 +18,11 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use mcp_tasks_client::rmcp::model::InputRequest;
 use mcp_tasks_client::{
-    BOOK_ENV, ClientError, ClientOptions, HandleBook, HandleRecord, InputPrompt, InputResponder, Started,
-    TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient, TransportFailure, elicit_accept, elicit_decline,
+    BOOK_ENV, ClientError, ClientOptions, DEFAULT_REQUEST_TIMEOUT, HandleBook, HandleRecord, InputPrompt,
+    InputResponder, PacingMode, Started, TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient,
+    TransportFailure, elicit_accept, elicit_decline,
 };
+use mcp_tasks_server::config::parse_duration;
 use mcp_tasks_core::TaskStatus;
 use serde_json::{Map, Value, json};
 
@@ -43,9 +45,18 @@ pub(crate) struct Args {
     /// The handle book (default: the platform data dir's mcp-tasks/client.db).
     #[arg(long, value_name = "PATH", env = BOOK_ENV)]
     book: Option<PathBuf>,
-    /// The largest gap between two polls this client chooses on its own, ms.
+    /// How the server's pollIntervalMs sets the pace: `hint` polls at the
+    /// server's pace (jittered, never more than half its orphan window apart);
+    /// `floor` backs off on its own, taking the hint only as a floor.
+    #[arg(long, value_name = "MODE", default_value = "hint", value_parser = parse_pacing)]
+    pacing: PacingMode,
+    /// The largest gap between two polls this client's own backoff reaches, ms
+    /// (the whole schedule with `--pacing floor`; with `hint`, until the server gives a hint).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_poll_ms: Option<u64>,
+    /// Longest wait for the server's answer to one request (e.g. 30s, 2m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "2m")]
+    request_timeout: Duration,
     /// Print the outcome as JSON (`{status, taskId, result | error}`) instead of the result text.
     #[arg(long)]
     json: bool,
@@ -91,9 +102,23 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+fn parse_pacing(s: &str) -> Result<PacingMode, String> {
+    s.parse().map_err(|e: mcp_tasks_core::pacing::UnknownPacing| e.to_string())
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err("must be longer than zero".to_owned());
+    }
+    Ok(d)
+}
+
 fn options(args: &Args, url: &str) -> ClientOptions {
     let mut o = ClientOptions::new(url);
     o.bearer_token = args.token.clone();
+    o.pacing = args.pacing;
+    o.request_timeout = Some(args.request_timeout);
     if let Some(max) = args.max_poll_ms {
         o.poll.max_ms = max as f64;
         o.poll.initial_ms = o.poll.initial_ms.min(o.poll.max_ms);
@@ -445,6 +470,86 @@ fn parse_field(line: &str, field: &Value) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+    use mcp_tasks_core::{Clock, Follow, FollowStep, HintPolicy, ManualClock, PyRandom, ServerHints, Timestamp};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parsed(flags: &[&str]) -> Args {
+        let argv = ["call", "http://127.0.0.1:1/mcp", "long_running_report"].iter().chain(flags);
+        Cli::try_parse_from(argv).expect("flags parse").args
+    }
+
+    /// Polls and staleness of `call`'s client (`options` as the flags give
+    /// them) following a task that completes `duration_s` after creation,
+    /// under a manual clock: the server answers `working` with `hints` until
+    /// a poll comes at or after the completion. Seeds 0–19 and the study's 11
+    /// phases, as Table 6 runs them; returns (mean polls, median staleness s).
+    fn measure(options: &ClientOptions, duration_s: f64, hints: ServerHints) -> (f64, f64) {
+        let (mut polls, mut stale) = (Vec::new(), Vec::new());
+        for seed in 0..20 {
+            for phase in mcp_tasks_study::e2::phases(11) {
+                let done_at = duration_s * phase;
+                let clock = ManualClock::new(Timestamp::from_secs(1_000_000));
+                let mut follow = Follow::new(&options.follow_config(), PyRandom::new(seed));
+                let (mut elapsed, mut n) = (0.0f64, 0u32);
+                let mut step = follow.start(clock.now(), hints);
+                while let FollowStep::Poll { at, delay_ms } = step {
+                    elapsed += delay_ms / 1000.0;
+                    n += 1;
+                    clock.set(at);
+                    let status = if elapsed >= done_at { TaskStatus::Completed } else { TaskStatus::Working };
+                    step = follow.on_answer(clock.now(), status, hints);
+                }
+                assert_eq!(step, FollowStep::Done { status: TaskStatus::Completed });
+                polls.push(f64::from(n));
+                stale.push(elapsed - done_at);
+            }
+        }
+        (mcp_tasks_study::stats::mean(&polls), mcp_tasks_study::stats::median(&stale))
+    }
+
+    #[tokio::test]
+    async fn by_default_call_paces_by_the_hint_and_measures_as_table_6() {
+        let args = parsed(&[]);
+        assert_eq!(args.pacing, PacingMode::HintPaced);
+        assert_eq!(args.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+        let shipped = options(&args, "http://127.0.0.1:1/mcp");
+        assert_eq!(shipped.pacing, PacingMode::HintPaced);
+        // Table 6a's hint-paced row, as published: (duration, polls, stale p50, of task).
+        for (d, want_polls, want_stale, want_share) in [(60.0, "67.4", "0.46", "0.8"), (1800.0, "67.4", "13.78", "0.8")] {
+            // What a real server advertises for a tool declaring this duration.
+            let advertised = mcp_tasks_study::e5::advertised(&HintPolicy::default(), d).await.unwrap();
+            let hints = ServerHints {
+                poll_interval_ms: Some(advertised.hint_ms as u64),
+                orphan_window_ms: Some(advertised.orphan_window_ms as u64),
+                ttl_ms: None,
+            };
+            let (polls, stale) = measure(&shipped, d, hints);
+            assert_eq!(format!("{polls:.1}"), want_polls, "polls on a {d} s task");
+            assert_eq!(format!("{stale:.2}"), want_stale, "median staleness on a {d} s task");
+            assert_eq!(format!("{:.1}", stale / d * 100.0), want_share, "staleness share on a {d} s task");
+        }
+        // `--pacing floor` is the paper's client: on the 30 min task its own 10 s ceiling sets the pace.
+        let floor = options(&parsed(&["--pacing", "floor"]), "http://127.0.0.1:1/mcp");
+        assert_eq!(floor.pacing, PacingMode::HintAsFloor);
+        let hints = ServerHints { poll_interval_ms: Some(36_000), orphan_window_ms: Some(900_000), ttl_ms: None };
+        let (polls, _) = measure(&floor, 1800.0, hints);
+        assert!(polls > 150.0, "{polls}");
+    }
+
+    #[test]
+    fn pacing_and_timeout_flags_are_checked() {
+        assert_eq!(parsed(&["--request-timeout", "300ms"]).request_timeout, Duration::from_millis(300));
+        let bad = Cli::try_parse_from(["call", "u", "t", "--pacing", "fast"]).err().unwrap().to_string();
+        assert!(bad.contains("hint or floor"), "{bad}");
+        let zero = Cli::try_parse_from(["call", "u", "t", "--request-timeout", "0s"]).err().unwrap().to_string();
+        assert!(zero.contains("longer than zero"), "{zero}");
+    }
 
     #[test]
     fn fields_parse_by_their_schema_type() {

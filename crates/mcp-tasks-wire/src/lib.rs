@@ -1,0 +1,102 @@
+//! The wire facts an mcp-tasks server and client must agree on, defined
+//! once: the vendor `_meta` key that carries the orphan window, and the
+//! mapping between the core's task statuses and rmcp's.
+//!
+//! The core has no MCP wire types, so this small crate sits between it and
+//! rmcp; the server writes with it and the client reads with it.
+//!
+//! ```
+//! use mcp_tasks_core::TaskStatus;
+//! use mcp_tasks_wire::{core_status, orphan_window_meta, orphan_window_ms, wire_status};
+//!
+//! assert_eq!(core_status(wire_status(TaskStatus::InputRequired)), TaskStatus::InputRequired);
+//! assert_eq!(orphan_window_ms(Some(&orphan_window_meta(900_000))), Some(900_000));
+//! ```
+
+use mcp_tasks_core::{ServerHints, TaskStatus};
+use rmcp::model::{JsonObject, MetaObject, Task, TaskStatus as WireStatus};
+use serde_json::Value;
+
+/// The `_meta` key, on every task result an mcp-tasks server sends, whose
+/// value is the server's orphan window in milliseconds: a task nobody polls
+/// for this long is presumed abandoned and cancelled. A vendor key (its own
+/// reverse-DNS prefix), since `io.modelcontextprotocol/` is reserved for MCP
+/// itself. Clients should poll at least twice per window.
+pub const ORPHAN_WINDOW_META_KEY: &str = "dev.mcp-tasks/orphanWindowMs";
+
+/// The wire status for a core status.
+pub fn wire_status(status: TaskStatus) -> WireStatus {
+    match status {
+        TaskStatus::Working => WireStatus::Working,
+        TaskStatus::InputRequired => WireStatus::InputRequired,
+        TaskStatus::Completed => WireStatus::Completed,
+        TaskStatus::Failed => WireStatus::Failed,
+        TaskStatus::Cancelled => WireStatus::Cancelled,
+    }
+}
+
+/// The core status for a wire status. A status a later protocol adds reads
+/// as `working`: it is not terminal, so a client keeps polling.
+pub fn core_status(status: WireStatus) -> TaskStatus {
+    #[allow(unreachable_patterns)] // rmcp's enum may grow
+    match status {
+        WireStatus::Working => TaskStatus::Working,
+        WireStatus::InputRequired => TaskStatus::InputRequired,
+        WireStatus::Completed => TaskStatus::Completed,
+        WireStatus::Failed => TaskStatus::Failed,
+        WireStatus::Cancelled => TaskStatus::Cancelled,
+        _ => TaskStatus::Working,
+    }
+}
+
+/// `_meta` advertising an orphan window of `window_ms`.
+pub fn orphan_window_meta(window_ms: u64) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert(ORPHAN_WINDOW_META_KEY.to_owned(), Value::from(window_ms));
+    MetaObject(meta)
+}
+
+/// The orphan window a result's `_meta` advertises, ms. An integer or a
+/// positive float is accepted (JSON producers differ); anything else is ignored.
+pub fn orphan_window_ms(meta: Option<&MetaObject>) -> Option<u64> {
+    let v = meta?.0.get(ORPHAN_WINDOW_META_KEY)?;
+    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f > 0.0).map(|f| f as u64))
+}
+
+/// The hints a server gives with a task: `pollIntervalMs`, `ttlMs`, and the
+/// orphan window from the `_meta` of the result carrying it.
+pub fn server_hints(task: &Task, meta: Option<&MetaObject>) -> ServerHints {
+    ServerHints { poll_interval_ms: task.poll_interval_ms, ttl_ms: task.ttl_ms, orphan_window_ms: orphan_window_ms(meta) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_tasks_core::status::ALL_STATUSES;
+
+    #[test]
+    fn statuses_round_trip_and_keep_their_names() {
+        for s in ALL_STATUSES {
+            assert_eq!(core_status(wire_status(s)), s);
+            assert_eq!(serde_json::to_value(wire_status(s)).unwrap(), serde_json::json!(s.as_str()));
+        }
+    }
+
+    #[test]
+    fn the_vendor_key_is_not_under_a_reserved_prefix() {
+        let prefix = ORPHAN_WINDOW_META_KEY.split('/').next().unwrap();
+        let labels: Vec<&str> = prefix.split('.').collect();
+        assert!(labels.len() >= 2);
+        assert!(!["modelcontextprotocol", "mcp"].contains(&labels[1]), "{prefix}");
+    }
+
+    #[test]
+    fn the_window_reads_back_leniently() {
+        let mut m = MetaObject::new();
+        m.0.insert(ORPHAN_WINDOW_META_KEY.to_owned(), serde_json::json!(2500.0));
+        assert_eq!(orphan_window_ms(Some(&m)), Some(2500));
+        m.0.insert(ORPHAN_WINDOW_META_KEY.to_owned(), serde_json::json!("soon"));
+        assert_eq!(orphan_window_ms(Some(&m)), None);
+        assert_eq!(orphan_window_ms(None), None);
+    }
+}
