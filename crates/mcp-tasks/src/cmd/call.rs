@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use mcp_tasks_client::rmcp::model::InputRequest;
 use mcp_tasks_client::{
-    BOOK_ENV, ClientError, ClientOptions, DEFAULT_REQUEST_TIMEOUT, HandleBook, HandleRecord, InputPrompt,
+    BOOK_ENV, ClientError, ClientOptions, HandleBook, HandleRecord, InputPrompt,
     InputResponder, PacingMode, Started, TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient,
     TransportFailure, elicit_accept, elicit_decline,
 };
@@ -472,6 +472,7 @@ mod tests {
     use super::*;
     use clap::Parser;
     use mcp_tasks_core::{Clock, Follow, FollowStep, HintPolicy, ManualClock, PyRandom, ServerHints, Timestamp};
+    use mcp_tasks_client::DEFAULT_REQUEST_TIMEOUT;
 
     #[derive(Parser)]
     struct Cli {
