@@ -9,15 +9,22 @@
 //! read and why — by an `UPDATE` that never decodes it, so the bad column
 //! stays as it was for an operator to inspect. It is logged at error level
 //! with its id. A terminal row is only logged and skipped: terminal is final.
-//! `expires_at` stays unset, so the expiry sweep never deletes the evidence;
-//! `tasks list` shows the row and what was unreadable.
+//! A failed-in-place row's `expires_at` stays unset, so the expiry sweep never
+//! deletes the evidence; `tasks list` shows the row and what was unreadable.
+//!
+//! One case is different: a row that became unreadable after it finished,
+//! found by the expiry sweep because its retention has run out. It was due
+//! for deletion anyway, so it is deleted (and logged) like any expired task.
+//! Skipping it would bring it back at the head of every expiry sweep (they
+//! run oldest expiry first, a batch at a time), and enough such rows would
+//! keep every readable expired task from ever being deleted.
 
 use mcp_tasks_core::{TaskError, TaskId, TaskRecord, Timestamp};
 use mcp_tasks_store::StoreError;
 use rusqlite::{Connection, Rows, params};
 
 use crate::row::{task_from_row, to_json, unavailable};
-use crate::schema::LIVE;
+use crate::schema::{LIVE, TERMINAL};
 
 /// A row that did not decode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,4 +105,28 @@ pub(crate) fn quarantine_all(
         quarantine(conn, row, now)?;
     }
     Ok(())
+}
+
+/// Deletes the unreadable `rows` an expiry sweep at `now` found: each only
+/// if it is still terminal and its retention has run out (`expires_at` read
+/// from its own column, never decoded). Logs each at error level. Returns
+/// how many were deleted.
+pub(crate) fn delete_expired(
+    conn: &Connection,
+    rows: &[Unreadable],
+    now: Timestamp,
+) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "DELETE FROM tasks WHERE id = ?1 AND {TERMINAL} AND expires_at IS NOT NULL AND expires_at <= ?2"
+        ))
+        .map_err(unavailable)?;
+    for row in rows {
+        if stmt.execute(params![row.id.as_str(), now.as_millis()]).map_err(unavailable)? == 1 {
+            deleted += 1;
+            tracing::error!(task = %row.id, reason = %row.reason, "stored task is unreadable; its retention had run out, so it was deleted as expired");
+        }
+    }
+    Ok(deleted)
 }

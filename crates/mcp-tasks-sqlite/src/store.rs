@@ -15,7 +15,7 @@ use mcp_tasks_store::{
 use crate::open::open_writer;
 use crate::options::SqliteOptions;
 use crate::file_watch::FileWatch;
-use crate::quarantine::quarantine_all;
+use crate::quarantine::{delete_expired, quarantine_all};
 use crate::readers::Readers;
 use crate::serve_lock::ServeLock;
 use crate::writer::{WriteStats, Writer};
@@ -180,6 +180,7 @@ impl TaskStore for SqliteStore {
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
         let now = quarantine_instant(&query);
+        let expiry = matches!(query, SweepQuery::Expired { .. });
         let (good, unreadable) = self
             .readers
             .read(move |conn| reads::sweep_candidates(conn, query))
@@ -189,7 +190,13 @@ impl TaskStore for SqliteStore {
             // hand out the rest even if that write fails.
             let quarantined = self
                 .writer
-                .write(move |conn| quarantine_all(conn, &unreadable, now))
+                .write(move |conn| {
+                    if expiry {
+                        delete_expired(conn, &unreadable, now).map(drop)
+                    } else {
+                        quarantine_all(conn, &unreadable, now)
+                    }
+                })
                 .await;
             if let Err(e) = quarantined {
                 tracing::error!(error = %e, "cannot fail the unreadable tasks a sweep found");

@@ -95,7 +95,7 @@ async fn sweeps_hand_out_the_good_rows_and_fail_the_unreadable_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreadable_terminal_row_is_skipped_and_left_as_it_is() {
+async fn an_unreadable_terminal_row_is_skipped_and_left_as_it_is_until_it_expires() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tasks.db");
     let store = SqliteStore::open(&path).unwrap();
@@ -106,10 +106,58 @@ async fn an_unreadable_terminal_row_is_skipped_and_left_as_it_is() {
     damage(&path, &bad.id);
     let before = raw(&path, &bad.id);
 
+    // Other sweeps and claims pass it by: terminal is final, not rewritten.
+    assert!(store.claim(claim_params("exec", at(3), 10)).await.unwrap().is_empty());
+    let leased = store.sweep_candidates(SweepQuery::Leased { before: None, limit: 10 }).await.unwrap();
+    assert!(leased.is_empty());
+    assert_eq!(raw(&path, &bad.id), before);
+
+    // Before its retention runs out the expiry sweep finds neither.
+    let expires_at: i64 = Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT expires_at FROM tasks WHERE id = ?1", [bad.id.as_str()], |r| r.get(0))
+        .unwrap();
+    let early = mcp_tasks_core::Timestamp::from_millis(expires_at - 1);
+    assert!(store.sweep_candidates(SweepQuery::Expired { now: early, limit: 10 }).await.unwrap().is_empty());
+    assert_eq!(raw(&path, &bad.id), before);
+
     let expired = store
         .sweep_candidates(SweepQuery::Expired { now: at(100_000), limit: 10 })
         .await
         .expect("the sweep succeeds");
     assert_eq!(ids(&expired), vec![good.id.clone()]);
-    assert_eq!(raw(&path, &bad.id), before, "terminal is final: not rewritten");
+    let gone: Option<String> = Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT id FROM tasks WHERE id = ?1", [bad.id.as_str()], |r| r.get(0))
+        .optional()
+        .unwrap();
+    assert_eq!(gone, None, "it was due for deletion: deleted, not returned");
+}
+
+/// Unreadable expired rows at the head of the expiry order must not keep
+/// the readable ones behind them from ever being swept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_expired_rows_do_not_starve_the_expiry_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let mut bad = Vec::new();
+    for i in 0..5 {
+        let task = create(&store, new_task("report", at(i))).await;
+        finish(&store, &task.id, TaskStatus::Completed, at(10)).await;
+        damage(&path, &task.id);
+        bad.push(task.id);
+    }
+    let good = create(&store, new_task("report", at(20))).await;
+    finish(&store, &good.id, TaskStatus::Completed, at(30)).await;
+
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let batch = store.sweep_candidates(SweepQuery::Expired { now: at(100_000), limit: 5 }).await.unwrap();
+        seen.extend(ids(&batch));
+        if !seen.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(seen, vec![good.id.clone()], "the readable task is reached once the unreadable ones are gone");
 }

@@ -1,7 +1,7 @@
 //! `mcp-tasks serve --listen`: host names, bare ports and IPv6 are accepted,
 //! anything else is refused with the forms it takes, and a port in use
 //! leaves no database file behind (the socket is bound before the database
-//! is opened). Real `mcp-tasks serve` processes.
+//! is opened), nor does an unreadable `--auth-tokens` file. Real `mcp-tasks serve` processes.
 
 mod serve_support;
 
@@ -98,5 +98,26 @@ fn a_port_in_use_leaves_no_database_file() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&format!("error: cannot listen on {addr}: ")), "{stderr}");
     assert!(stderr.to_lowercase().contains("in use"), "{stderr}");
+    assert_no_database(&db);
+}
+
+#[test]
+fn an_unreadable_tokens_file_leaves_no_database_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(&tokens, "this is = = not toml").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--auth-tokens"])
+        .arg(&tokens)
+        .arg("--db")
+        .arg(&db)
+        .env_remove("MCP_TASKS_LISTEN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-tasks serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("tokens.toml"), "the error names the file: {stderr}");
     assert_no_database(&db);
 }

@@ -88,6 +88,8 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging();
     let policy = args.policy.policy()?;
+    // Read before the database is opened: a bad tokens file leaves no new file behind.
+    let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
     // Bound before the database is opened: a port in use leaves no new file behind.
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -137,8 +139,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             builder = set.register(builder);
         }
     }
-    if let Some(path) = &args.auth_tokens {
-        builder = builder.auth(load_tokens(path)?);
+    if let Some(tokens) = tokens {
+        builder = builder.auth(tokens);
     }
     if !args.allowed_hosts.is_empty() {
         builder = builder.allowed_hosts(args.allowed_hosts.clone());
