@@ -122,8 +122,7 @@ async fn by_default_the_servers_hint_is_the_pace() {
                 }
             };
             client.call("slow", json!({"steps": 4}), &DeclineAll, &record).await.unwrap();
-            let out = seen.lock().unwrap().clone();
-            out
+            seen.lock().unwrap().clone()
         }
     };
     let paced = delays(ClientOptions::new("http://x/mcp").pacing).await;

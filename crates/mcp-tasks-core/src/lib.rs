@@ -14,9 +14,11 @@ pub mod random;
 pub mod reaper;
 pub mod retention;
 pub mod retry;
+mod rfc3339;
 mod serde_duration;
 pub mod status;
 pub mod task;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
 pub mod triage;

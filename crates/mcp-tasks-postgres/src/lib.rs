@@ -32,6 +32,7 @@ mod retry;
 mod row;
 mod schema;
 mod store;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod url;
 

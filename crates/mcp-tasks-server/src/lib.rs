@@ -34,7 +34,6 @@
 pub mod auth;
 pub mod body_budget;
 pub mod builder;
-pub mod config;
 mod connection;
 pub mod envelope;
 mod errors;

@@ -6,6 +6,7 @@
 //! updates. Every decision (what a sweep does, how a retry is scheduled) is
 //! made in `mcp-tasks-core` and carried out by `mcp-tasks-runtime`.
 
+#[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod error;
 pub mod memory;
