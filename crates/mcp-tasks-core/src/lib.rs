@@ -3,6 +3,9 @@
 //! Nothing in this crate does I/O, reads the system clock (except
 //! [`time::SystemClock`], which callers pass in), or spawns. Every decision
 //! takes `now` as an argument and returns a value; the runtime does the waiting.
+//!
+//! The `testing` feature adds `testing`, record builders for tests; it is
+//! not part of the stable API.
 
 pub mod classify;
 pub mod follow;

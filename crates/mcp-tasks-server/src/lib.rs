@@ -19,6 +19,10 @@
 //!   header, body and idle timeouts and a connection limit.
 //! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes.
 //!
+//! [`tools::support`] holds small helpers for tool authors. The `tool-sets`
+//! feature adds the `demo` and `conformance` tool sets (`tools::ToolSet`)
+//! that `mcp-tasks serve --tools` offers; a server of your own does not need it.
+//!
 //! Adding durable tools to your own server takes a few lines:
 //!
 //! ```no_run
