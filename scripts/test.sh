@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# The project's whole test suite: every crate's tests (unit, property,
-# conformance of every store, end-to-end over loopback HTTP, crash/restart on
-# real processes), then the official MCP conformance suite against
-# `mcp-tasks serve --tools conformance`.
+# The project's whole test suite. First what holds the line on the code
+# itself: formatting (rustfmt.toml), the MSRV (scripts/check-msrv.sh), clippy
+# with every warning an error (incompatible_msrv included), and rustdoc with
+# every warning an error (broken links included). Then every crate's tests
+# (unit, property, doc, conformance of every store, end-to-end over loopback
+# HTTP, crash/restart on real processes), then the official MCP conformance
+# suite against `mcp-tasks serve --tools conformance`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+cargo fmt --all --check
+scripts/check-msrv.sh
+cargo clippy --workspace --all-targets --locked -- -D warnings
+# Once as a user builds them, once with the feature-gated fixtures
+# (conformance suite, test databases, tool sets) as docs.rs would.
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --all-features --locked
 
 cargo test --workspace --locked
 scripts/conformance.sh

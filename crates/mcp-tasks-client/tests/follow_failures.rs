@@ -122,7 +122,6 @@ async fn by_default_the_servers_hint_is_the_pace() {
                 }
             };
             client.call("slow", json!({"steps": 4}), &DeclineAll, &record).await.unwrap();
-            
             seen.lock().unwrap().clone()
         }
     };

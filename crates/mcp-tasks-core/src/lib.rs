@@ -3,6 +3,9 @@
 //! Nothing in this crate does I/O, reads the system clock (except
 //! [`time::SystemClock`], which callers pass in), or spawns. Every decision
 //! takes `now` as an argument and returns a value; the runtime does the waiting.
+//!
+//! The `testing` feature adds `testing`, record builders for tests; it is
+//! not part of the stable API.
 
 pub mod classify;
 pub mod follow;
@@ -14,9 +17,11 @@ pub mod random;
 pub mod reaper;
 pub mod retention;
 pub mod retry;
+mod rfc3339;
 mod serde_duration;
 pub mod status;
 pub mod task;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
 pub mod triage;

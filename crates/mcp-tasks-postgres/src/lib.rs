@@ -15,6 +15,10 @@
 //!
 //! SQL lives with its operation: `create.rs`, `claim.rs`, `apply.rs`,
 //! `polls.rs`, `reads.rs`, `dead_letters.rs`; the schema in `schema.rs`.
+//!
+//! The `testing` feature adds `testing::TestDatabase`, a throw-away schema
+//! per test, for tests of this crate and of its users (enable it in
+//! dev-dependencies).
 
 mod apply;
 mod batcher;
@@ -32,6 +36,7 @@ mod retry;
 mod row;
 mod schema;
 mod store;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod url;
 

@@ -19,6 +19,10 @@
 //!   header, body and idle timeouts and a connection limit.
 //! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes.
 //!
+//! [`tools::support`] holds small helpers for tool authors. The `tool-sets`
+//! feature adds the `demo` and `conformance` tool sets (`tools::ToolSet`)
+//! that `mcp-tasks serve --tools` offers; a server of your own does not need it.
+//!
 //! Adding durable tools to your own server takes a few lines:
 //!
 //! ```no_run
@@ -34,7 +38,6 @@
 pub mod auth;
 pub mod body_budget;
 pub mod builder;
-pub mod config;
 mod connection;
 pub mod envelope;
 mod errors;

@@ -3,7 +3,7 @@
 //! the server's orphan window and the status mapping are the ones the client
 //! reads with, from `mcp-tasks-wire`.
 
-use mcp_tasks_core::{TaskStatus as CoreStatus, Timestamp};
+use mcp_tasks_core::TaskStatus as CoreStatus;
 use mcp_tasks_runtime::TaskView;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -14,16 +14,6 @@ use serde_json::Value;
 
 pub use mcp_tasks_wire::ORPHAN_WINDOW_META_KEY;
 
-/// An instant as the RFC 3339 / ISO 8601 text the wire uses (UTC, millisecond precision).
-pub fn iso8601(at: Timestamp) -> String {
-    use time::format_description::well_known::Rfc3339;
-    let nanos = i128::from(at.as_millis()) * 1_000_000;
-    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
-}
-
 /// The wire status for a stored status (the mapping the client reads back with).
 pub fn status(s: CoreStatus) -> TaskStatus {
     mcp_tasks_wire::wire_status(s)
@@ -32,7 +22,7 @@ pub fn status(s: CoreStatus) -> TaskStatus {
 /// The base `Task` fields: id, status, message, timestamps, `ttlMs`, `pollIntervalMs`.
 pub fn task(view: &TaskView) -> Task {
     let r = &view.record;
-    let mut t = Task::new(r.id.as_str(), status(r.status), iso8601(r.created_at), iso8601(r.updated_at))
+    let mut t = Task::new(r.id.as_str(), status(r.status), r.created_at.to_rfc3339(), r.updated_at.to_rfc3339())
         .with_ttl_ms(u64::try_from(view.ttl_ms.max(1)).unwrap_or(1))
         .with_poll_interval_ms(view.poll_interval_ms.max(1));
     if let Some(msg) = &r.status_message {
@@ -131,15 +121,4 @@ fn into_object(v: Value) -> JsonObject {
 pub fn call_tool_result(result: Option<&Value>) -> Result<CallToolResult, McpError> {
     serde_json::from_value(Value::Object(result_object(result)))
         .map_err(|e| McpError::internal_error(format!("tool produced a result that is not a CallToolResult: {e}"), None))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        assert_eq!(iso8601(Timestamp::from_millis(0)), "1970-01-01T00:00:00Z");
-        assert_eq!(iso8601(Timestamp::from_millis(1_785_233_400_250)), "2026-07-28T10:10:00.25Z");
-    }
 }

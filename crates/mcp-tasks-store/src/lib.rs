@@ -2,10 +2,15 @@
 //! implements, its parameter types, an in-memory store, and the conformance
 //! suite every store runs.
 //!
+//! The suite (`conformance`) is a fixture, compiled only with the
+//! `conformance` feature: a backend enables it in its dev-dependencies,
+//! `mcp-tasks-store = { version = "…", features = ["conformance"] }`.
+//!
 //! Stores are deliberately dumb: they create, read, claim and apply guarded
 //! updates. Every decision (what a sweep does, how a retry is scheduled) is
 //! made in `mcp-tasks-core` and carried out by `mcp-tasks-runtime`.
 
+#[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod error;
 pub mod memory;

@@ -22,9 +22,10 @@ use mcp_tasks_client::{
     InputResponder, PacingMode, Started, TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient,
     TransportFailure, elicit_accept, elicit_decline,
 };
-use mcp_tasks_server::config::parse_duration;
 use mcp_tasks_core::TaskStatus;
 use serde_json::{Map, Value, json};
+
+use super::config_file::parse_duration;
 
 /// Flags of `mcp-tasks call`.
 #[derive(Debug, clap::Args)]

@@ -123,7 +123,7 @@ pub(super) fn key_values(rows: &[(&str, String)]) -> String {
 
 /// An instant as RFC 3339 text (UTC, milliseconds when there are any).
 pub(super) fn when(at: Timestamp) -> String {
-    mcp_tasks_server::wire::iso8601(at)
+    at.to_rfc3339()
 }
 
 /// An optional value as text, `-` when absent.

@@ -53,7 +53,7 @@ mod tests {
     }
 
     fn at(text: &str) -> Result<String, String> {
-        instant_at(text, now()).map(mcp_tasks_server::wire::iso8601)
+        instant_at(text, now()).map(Timestamp::to_rfc3339)
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub(crate) mod backup;
 pub(crate) mod call;
+pub(crate) mod config_file;
 pub(crate) mod dlq;
 pub(crate) mod inspect;
 pub(crate) mod instant_arg;

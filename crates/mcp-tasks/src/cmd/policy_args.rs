@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_tasks_core::Policy;
-use mcp_tasks_server::config::{load_policy, parse_duration};
+
+use super::config_file::{load_policy, parse_duration};
 
 /// Policy flags. Each has an `MCP_TASKS_*` environment equivalent; flags
 /// override the `--config` file, which overrides defaults.

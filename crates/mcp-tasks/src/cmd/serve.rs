@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mcp_tasks_server::config::{load_tokens, parse_duration};
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
 use mcp_tasks_runtime::DEFAULT_QUOTA;
 use mcp_tasks_store::{Quota, TaskStore};
 
+use super::config_file::{load_tokens, parse_duration};
 use super::listen_addr::parse_listen;
 use super::policy_args::PolicyArgs;
 
@@ -21,8 +21,9 @@ use super::policy_args::PolicyArgs;
 /// equivalent; flags override the `--config` file, which overrides defaults.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Address to listen on: HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a bare PORT (on 127.0.0.1).
-    #[arg(long, env = "MCP_TASKS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    // The help text is an attribute, not a doc comment: rustdoc would read `[::1]` as a link.
+    #[arg(long, env = "MCP_TASKS_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen,
+          help = "Address to listen on: HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a bare PORT (on 127.0.0.1)")]
     listen: SocketAddr,
     /// The SQLite task database (created on first run).
     #[arg(long, env = "MCP_TASKS_DB", default_value = "./mcp-tasks.db")]
@@ -59,9 +60,10 @@ pub(crate) struct Args {
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
     shutdown_grace: Duration,
-    /// Browser origins accepted in the Origin header, comma-separated, as
-    /// scheme://host[:port] (port * = any); others get 403 (default: loopback origins).
-    #[arg(long, env = "MCP_TASKS_ALLOWED_ORIGINS", value_delimiter = ',')]
+    // The help text is an attribute, not a doc comment: rustdoc would read `[:port]` as a link.
+    #[arg(long, env = "MCP_TASKS_ALLOWED_ORIGINS", value_delimiter = ',',
+          help = "Browser origins accepted in the Origin header, comma-separated, as \
+                  scheme://host[:port] (port * = any); others get 403 (default: loopback origins)")]
     allowed_origins: Vec<String>,
     /// Time a connection gets to send a complete request head (from accept,
     /// or from the first byte of a later request).

@@ -1,5 +1,5 @@
-//! Configuration files and values: a `Policy` file (TOML or JSON), a bearer
-//! token file, and human durations ("500ms", "15m").
+//! The CLI's configuration files and values: a `Policy` file (TOML or
+//! JSON), a bearer token file, and human durations ("500ms", "15m").
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use mcp_tasks_core::Policy;
 
-use crate::auth::TokenMap;
+use mcp_tasks_server::TokenMap;
 
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
@@ -33,7 +33,7 @@ pub enum ConfigError {
 }
 
 /// Parses a human duration such as `"500ms"`, `"30s"` or `"15m"`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text.trim()).map_err(|e| format!("bad duration {text:?}: {e} (examples: 500ms, 30s, 15m)"))
 }
 
@@ -50,13 +50,13 @@ fn read_structured<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Con
 
 /// Reads a [`Policy`] (unset fields take their defaults; unknown fields are
 /// refused). Not validated here: the caller validates after applying flags.
-pub fn load_policy(path: &Path) -> Result<Policy, ConfigError> {
+pub(crate) fn load_policy(path: &Path) -> Result<Policy, ConfigError> {
     read_structured(path)
 }
 
 /// Reads a bearer token file: a table from token to principal, e.g. in TOML
 /// `"s3cr3t-alice" = "alice"`, or in JSON `{"s3cr3t-alice": "alice"}`.
-pub fn load_tokens(path: &Path) -> Result<TokenMap, ConfigError> {
+pub(crate) fn load_tokens(path: &Path) -> Result<TokenMap, ConfigError> {
     let map: BTreeMap<String, String> = read_structured(path)?;
     Ok(TokenMap::new(map))
 }
