@@ -33,24 +33,25 @@ impl DeadLetters<'_> {
     /// policy's attempt budget, a new deadline) and marks the letter requeued.
     pub async fn requeue(&self, task: &TaskId) -> Result<TaskView, RuntimeError> {
         let letter = self.show(task).await?;
-        let shared = &self.runtime.shared;
-        let now = shared.now();
+        let runtime = self.runtime;
+        let policy = runtime.policy();
+        let now = runtime.now();
         let new = NewTask {
             id: TaskId::random(),
             tool: letter.tool,
             arguments: letter.arguments,
             principal: letter.principal,
             idempotency_key: None,
-            max_attempts: shared.policy.retry.max_attempts,
+            max_attempts: policy.retry.max_attempts,
             created_at: now,
-            deadline_at: now.plus(shared.policy.retention.max_execution),
+            deadline_at: now.plus(policy.retention.max_execution),
             run_at: now,
             status_message: Some(format!("requeued from dead letter of task {task}")),
             quota: None,
         };
-        let record = shared.store.requeue_dead_letter(task, new).await?;
-        shared.wakeups.work_available();
-        Ok(shared.view(record).await)
+        let record = runtime.store().requeue_dead_letter(task, new).await?;
+        runtime.work_available();
+        Ok(runtime.view(record).await)
     }
 
     /// Deletes dead letters matching `query`; returns how many.
