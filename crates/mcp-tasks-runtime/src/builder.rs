@@ -67,8 +67,15 @@ impl std::fmt::Debug for RuntimeBuilder {
     }
 }
 
+impl Runtime {
+    /// Starts configuring a runtime on `store`.
+    pub fn builder(store: Arc<dyn TaskStore>) -> RuntimeBuilder {
+        RuntimeBuilder::new(store)
+    }
+}
+
 impl RuntimeBuilder {
-    pub(crate) fn new(store: Arc<dyn TaskStore>) -> Self {
+    fn new(store: Arc<dyn TaskStore>) -> Self {
         RuntimeBuilder {
             store,
             policy: Policy::default(),

@@ -11,7 +11,14 @@ use crate::view::TaskView;
 /// The dead-letter queue of a runtime's store.
 #[derive(Debug, Clone, Copy)]
 pub struct DeadLetters<'a> {
-    pub(crate) runtime: &'a Runtime,
+    runtime: &'a Runtime,
+}
+
+impl Runtime {
+    /// The dead-letter queue.
+    pub fn dead_letters(&self) -> DeadLetters<'_> {
+        DeadLetters { runtime: self }
+    }
 }
 
 impl DeadLetters<'_> {

@@ -15,9 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::background::Background;
-use crate::builder::RuntimeBuilder;
 use crate::cas::{self, Decision, Resolution};
-use crate::dead_letters::DeadLetters;
 use crate::error::RuntimeError;
 use crate::executor::Executor;
 use crate::hints::Hints;
@@ -82,11 +80,6 @@ impl Drop for Inner {
 }
 
 impl Runtime {
-    /// Starts configuring a runtime on `store`.
-    pub fn builder(store: Arc<dyn TaskStore>) -> RuntimeBuilder {
-        RuntimeBuilder::new(store)
-    }
-
     /// Runs startup triage (every lease when single-node, else lapsed ones),
     /// then spawns the executor, the reaper timer, lapsed-lease triage (on
     /// the reaper's period) and the poll-timestamp flusher. Calling it again
@@ -349,11 +342,6 @@ impl Runtime {
     /// Waits until no handler runs in this process (each one's outcome written).
     pub async fn idle(&self) {
         self.inner.running.wait_empty().await
-    }
-
-    /// The dead-letter queue.
-    pub fn dead_letters(&self) -> DeadLetters<'_> {
-        DeadLetters { runtime: self }
     }
 
     /// Reads a task the caller may see: another principal's task is
