@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::background::Background;
 use crate::context::HandlerEnv;
 use crate::error::RuntimeError;
-use crate::executor::{Executor, ExecutorConfig, OutcomePolicy};
+use crate::executor::{Executor, ExecutorConfig};
 use crate::hints::Hints;
 use crate::lease::LeaseKeeper;
 use crate::maintenance::Schedule;
@@ -22,6 +22,7 @@ use crate::registry::Tools;
 use crate::running::Running;
 use crate::runtime::{Inner, Runtime};
 use crate::tool::TaskTool;
+use crate::transitions::OutcomeRules;
 use crate::triage::{Triage, TriageConfig};
 use crate::wakeups::Wakeups;
 
@@ -192,12 +193,12 @@ impl RuntimeBuilder {
             wakeups: wakeups.clone(),
             env,
             lease: LeaseKeeper::new(store.clone(), clock.clone(), LeaseTerms { duration: policy.lease_duration }),
-            outcomes: OutcomePolicy {
+            outcomes: OutcomeRules {
                 classifier: Classifier::new(&policy.classifier),
                 retry: policy.retry.clone(),
                 retention: policy.retention.clone(),
-                rng: Mutex::new(self.random.unwrap_or_else(|| Box::new(PyRandom::new(seed_from_os())))),
             },
+            rng: Mutex::new(self.random.unwrap_or_else(|| Box::new(PyRandom::new(seed_from_os())))),
             config: ExecutorConfig {
                 concurrency: self.concurrency,
                 max_waiting: self.max_waiting,

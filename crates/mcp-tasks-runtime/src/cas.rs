@@ -30,7 +30,7 @@ pub(crate) enum Resolution<T> {
     Done(T),
     /// The write applied: the row after it (`None` for a deletion) and the
     /// value its decision carried.
-    Applied(Option<TaskRecord>, T),
+    Applied(Option<Box<TaskRecord>>, T),
     /// The row was gone when written.
     Gone,
     /// Every try lost its race.
@@ -57,7 +57,7 @@ where
         };
         let task = update.guard.id.clone();
         match apply_one(store, update).await? {
-            UpdateOutcome::Applied(row) => return Ok(Resolution::Applied(row, value)),
+            UpdateOutcome::Applied(row) => return Ok(Resolution::Applied(row.map(Box::new), value)),
             UpdateOutcome::NotFound => return Ok(Resolution::Gone),
             UpdateOutcome::Lost => tracing::debug!(task = %task, "lost a race; re-reading"),
         }

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_tasks_core::{Classifier, Clock, FailureClass, RandomSource, RetentionPolicy, RetryPolicy, TaskId, TaskRecord};
+use mcp_tasks_core::{Clock, FailureClass, RandomSource, TaskId, TaskRecord};
 use mcp_tasks_store::{ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
@@ -25,7 +25,7 @@ use crate::maintenance::{self, Schedule};
 use crate::registry::Tools;
 use crate::running::{Running, RunningHandler, StopReason};
 use crate::tool::ToolFailure;
-use crate::transitions::{self, CANCELLED_BY_CLIENT, Settlement};
+use crate::transitions::{self, CANCELLED_BY_CLIENT, OutcomeRules, Settlement};
 use crate::wakeups::Wakeups;
 
 /// The executor's settings.
@@ -43,15 +43,6 @@ pub(crate) struct ExecutorConfig {
     pub(crate) schedule: Schedule,
 }
 
-/// What decides an attempt's outcome: the classifier, the retry policy
-/// with its jitter source, and the retention of a task that ends.
-pub(crate) struct OutcomePolicy {
-    pub(crate) classifier: Classifier,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) retention: RetentionPolicy,
-    pub(crate) rng: Mutex<Box<dyn RandomSource>>,
-}
-
 /// The executor and what it uses.
 pub(crate) struct Executor {
     pub(crate) store: Arc<dyn TaskStore>,
@@ -62,7 +53,10 @@ pub(crate) struct Executor {
     /// What each handler's context reaches (its slots are the executor's).
     pub(crate) env: Arc<HandlerEnv>,
     pub(crate) lease: LeaseKeeper,
-    pub(crate) outcomes: OutcomePolicy,
+    /// What decides each attempt's outcome.
+    pub(crate) outcomes: OutcomeRules,
+    /// The retry jitter's source.
+    pub(crate) rng: Mutex<Box<dyn RandomSource>>,
     pub(crate) config: ExecutorConfig,
     /// Numbers this runtime's claims.
     pub(crate) claims: AtomicU64,
@@ -224,18 +218,8 @@ impl Executor {
             Some(StopReason::CancelRequested) => cancel(),
             None => {
                 let (settlement, change) = {
-                    let outcomes = &self.outcomes;
-                    let mut rng = outcomes.rng.lock().unwrap_or_else(|p| p.into_inner());
-                    transitions::settle(
-                        outcome,
-                        record.attempt,
-                        record.max_attempts,
-                        now,
-                        &outcomes.retry,
-                        &outcomes.retention,
-                        &outcomes.classifier,
-                        rng.as_mut(),
-                    )
+                    let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+                    transitions::settle(outcome, record.attempt, record.max_attempts, now, &self.outcomes, rng.as_mut())
                 };
                 let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
                 match cas::apply_one(self.store.as_ref(), guarded).await {

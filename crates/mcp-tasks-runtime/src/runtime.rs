@@ -251,7 +251,7 @@ impl Runtime {
         // Whatever was written (or had been), a handler here stops at once.
         let record = match resolution {
             Resolution::Done(record) => record,
-            Resolution::Applied(Some(after), _) => after,
+            Resolution::Applied(Some(after), _) => *after,
             Resolution::Applied(None, _) => self.read_visible(id, principal).await?,
             Resolution::Gone => return Err(RuntimeError::TaskNotFound(id.clone())),
             Resolution::Contended => return Err(cas::contended(id)),

@@ -102,6 +102,15 @@ pub(crate) enum Settlement {
     },
 }
 
+/// What decides an attempt's outcome: the classifier, the retry policy, and
+/// the retention of a task that ends.
+#[derive(Debug, Clone)]
+pub(crate) struct OutcomeRules {
+    pub(crate) classifier: Classifier,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) retention: RetentionPolicy,
+}
+
 /// Turns the outcome of attempt `attempt` (of `max`) into the change to
 /// write: classifier and retry policy decide, this writes their decision.
 pub(crate) fn settle(
@@ -109,11 +118,10 @@ pub(crate) fn settle(
     attempt: u32,
     max: u32,
     now: Timestamp,
-    retry: &RetryPolicy,
-    retention: &RetentionPolicy,
-    classifier: &Classifier,
+    rules: &OutcomeRules,
     rng: &mut dyn RandomSource,
 ) -> (Settlement, Change) {
+    let (retry, retention, classifier) = (&rules.retry, &rules.retention, &rules.classifier);
     let failure = match outcome {
         Ok(result) => return (Settlement::Completed, completed(now, retention, result)),
         Err(f) => f,
@@ -240,8 +248,8 @@ mod tests {
     fn run(outcome: Result<Value, ToolFailure>, attempt: u32) -> (Settlement, Change) {
         let policy = mcp_tasks_core::Policy::default();
         let mut rng = Scripted::new(vec![0.5]);
-        let (retry, retention) = (&policy.retry, &policy.retention);
-        settle(outcome, attempt, 3, Timestamp::from_secs(100), retry, retention, &Classifier::default(), &mut rng)
+        let rules = OutcomeRules { classifier: Classifier::default(), retry: policy.retry, retention: policy.retention };
+        settle(outcome, attempt, 3, Timestamp::from_secs(100), &rules, &mut rng)
     }
 
     #[test]
