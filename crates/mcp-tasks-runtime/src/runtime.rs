@@ -1,6 +1,7 @@
-//! [`Runtime`]: the one object a server holds. Client operations (create,
-//! get, cancel, answer) read → decide → apply with the version they read,
-//! retrying a bounded number of times when they lose a race.
+//! [`Runtime`]: the one object a server holds. It starts and stops the
+//! passes (each holds only what it uses) and carries out the client
+//! operations: create, get, and cancel and answer, which read → let the core
+//! decide → write guarded on what they read, through [`cas`](crate::cas).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
