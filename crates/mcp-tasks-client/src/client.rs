@@ -598,7 +598,7 @@ impl TasksClient {
         let n = self.followed.fetch_add(1, Ordering::Relaxed);
         match self.options.jitter_seed {
             Some(seed) => PyRandom::new(seed.wrapping_add(n)),
-            None => PyRandom::from_entropy(),
+            None => PyRandom::new(seed_from_os()),
         }
     }
 
@@ -639,4 +639,11 @@ impl TasksClient {
             tracing::warn!(task_id, error = %e, "could not mark the task resolved in the handle book");
         }
     }
+}
+
+/// A jitter seed from the OS's randomness (std's hasher keys), drawn here at
+/// the edge: the core's scheduler only ever gets a seeded source.
+fn seed_from_os() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }

@@ -131,6 +131,21 @@ impl ClassifierConfig {
 }
 
 /// Classifies failures by code, then markers, then the default.
+///
+/// ```
+/// use mcp_tasks_core::{Classifier, Failure, FailureClass};
+///
+/// let c = Classifier::default();
+/// let timeout = Failure { message: "upstream timeout", code: None };
+/// assert_eq!(c.classify(&timeout, 1, 3), FailureClass::Transient);
+/// // The ceiling overrides: the same failure on the last attempt is poison.
+/// assert_eq!(c.classify(&timeout, 3, 3), FailureClass::Poison);
+/// // A code decides before the text; permanent markers before transient ones.
+/// assert_eq!(c.classify(&Failure { message: "timeout", code: Some(404) }, 1, 3), FailureClass::Permanent);
+/// assert_eq!(c.classify(&Failure { message: "invalid connection string (timeout)", code: None }, 1, 3), FailureClass::Permanent);
+/// // Nothing recognised: permanent by default.
+/// assert_eq!(c.classify(&Failure { message: "E_BADSTATE", code: None }, 1, 3), FailureClass::Permanent);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Classifier {
     transient_markers: Vec<String>,

@@ -38,6 +38,20 @@ impl Default for HintPolicy {
 impl HintPolicy {
     /// The hint for a task expected to take `expected`, or the default for
     /// an unknown duration; always within `[min, max]`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_tasks_core::HintPolicy;
+    ///
+    /// let hints = HintPolicy::default(); // 2 %, within [250 ms, 60 s]; 1 s if unknown
+    /// assert_eq!(hints.hint_for(Some(Duration::from_secs(60))), Duration::from_millis(1_200));
+    /// assert_eq!(hints.hint_for(Some(Duration::from_secs(1))), Duration::from_millis(250));
+    /// assert_eq!(hints.hint_for(Some(Duration::from_secs(24 * 3600))), Duration::from_secs(60));
+    /// assert_eq!(hints.hint_for(None), Duration::from_secs(1));
+    /// // Validation keeps the largest hint inside half the orphan window.
+    /// assert!(hints.validate(Duration::from_secs(900)).is_ok());
+    /// assert!(hints.validate(Duration::from_secs(100)).is_err());
+    /// ```
     pub fn hint_for(&self, expected: Option<Duration>) -> Duration {
         let raw = match expected {
             Some(e) => Duration::from_secs_f64((e.as_secs_f64() * self.fraction).max(0.0)),
@@ -46,17 +60,23 @@ impl HintPolicy {
         raw.clamp(self.min, self.max.max(self.min))
     }
 
+    /// The largest hint a server with `orphan_window` may give: the share of
+    /// the window a client lets pass between polls at most.
+    pub fn largest_hint(orphan_window: Duration) -> Duration {
+        orphan_window.mul_f64(crate::poll::ORPHAN_WINDOW_SHARE)
+    }
+
     /// The hint may never tell a client to stay silent for as long as the
     /// server's orphan window would tolerate: the largest hint must fit in
     /// half of it (the client's own [`ORPHAN_WINDOW_SHARE`](crate::poll::ORPHAN_WINDOW_SHARE)).
     pub fn validate(&self, orphan_window: Duration) -> Result<(), String> {
+        let limit = Self::largest_hint(orphan_window);
         if !(self.fraction.is_finite() && self.fraction > 0.0) {
             return Err(format!("poll_hint.fraction must be positive, got {}", self.fraction));
         }
         if self.min > self.max {
             return Err(format!("poll_hint.min ({:?}) exceeds poll_hint.max ({:?})", self.min, self.max));
         }
-        let limit = orphan_window.mul_f64(crate::poll::ORPHAN_WINDOW_SHARE);
         if self.max > limit || self.unknown > limit {
             return Err(format!(
                 "poll_hint.max ({:?}) and poll_hint.unknown ({:?}) must fit in half the orphan window ({:?}): \

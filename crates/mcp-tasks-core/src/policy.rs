@@ -53,22 +53,67 @@ impl Default for Policy {
 pub const SWEEPS_PER_WINDOW: u32 = 4;
 
 impl Policy {
+    /// The shortest window the reaper enforces (orphan window or execution limit).
+    pub fn shortest_window(&self) -> Duration {
+        self.retention.orphan_after.min(self.retention.max_execution)
+    }
+
+    /// The longest reaper interval the windows allow: a
+    /// [`SWEEPS_PER_WINDOW`]th of the shortest one.
+    pub fn largest_reaper_interval(&self) -> Duration {
+        self.shortest_window() / SWEEPS_PER_WINDOW
+    }
+
+    /// The longest poll-flush interval the orphan window allows: half of it.
+    pub fn largest_poll_flush_interval(&self) -> Duration {
+        self.retention.orphan_after / 2
+    }
+
+    /// This policy with every period and hint bound that depends on the
+    /// windows brought within what [`validate`](Self::validate) accepts for
+    /// them (the windows themselves unchanged): the reaper and poll-flush
+    /// intervals, and the hint's bounds, each at most its largest allowed
+    /// value; the reaper interval stays positive.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_tasks_core::Policy;
+    ///
+    /// let mut p = Policy::default();
+    /// p.retention.orphan_after = Duration::from_secs(100);
+    /// assert!(p.validate().is_err(), "a 60 s hint and a 30 s sweep are too slow for a 100 s window");
+    /// let p = p.fitted_to_windows();
+    /// p.validate().unwrap();
+    /// assert_eq!(p.reaper_interval, Duration::from_secs(25));
+    /// assert_eq!(p.poll_hint.max, Duration::from_secs(50));
+    /// ```
+    pub fn fitted_to_windows(mut self) -> Policy {
+        self.reaper_interval = self.reaper_interval.min(self.largest_reaper_interval()).max(Duration::from_nanos(1));
+        self.poll_flush_interval = self.poll_flush_interval.min(self.largest_poll_flush_interval());
+        let largest_hint = HintPolicy::largest_hint(self.retention.orphan_after);
+        self.poll_hint.max = self.poll_hint.max.min(largest_hint);
+        self.poll_hint.unknown = self.poll_hint.unknown.min(largest_hint);
+        self.poll_hint.min = self.poll_hint.min.min(self.poll_hint.max);
+        self
+    }
+
     /// Checks every part and how they fit; the message names the setting.
     pub fn validate(&self) -> Result<(), String> {
         self.retry.validate()?;
         self.retention.validate()?;
         self.poll_hint.validate(self.retention.orphan_after)?;
-        let shortest_window = self.retention.orphan_after.min(self.retention.max_execution);
-        if self.reaper_interval.is_zero() || self.reaper_interval * SWEEPS_PER_WINDOW > shortest_window {
+        if self.reaper_interval.is_zero() || self.reaper_interval > self.largest_reaper_interval() {
             return Err(format!(
                 "reaper_interval ({:?}) must be positive and at most a {}th of the shortest window it enforces ({:?})",
-                self.reaper_interval, SWEEPS_PER_WINDOW, shortest_window
+                self.reaper_interval,
+                SWEEPS_PER_WINDOW,
+                self.shortest_window()
             ));
         }
         if self.lease_duration < Duration::from_millis(100) {
             return Err(format!("lease_duration ({:?}) must be at least 100ms", self.lease_duration));
         }
-        if self.poll_flush_interval * 2 > self.retention.orphan_after {
+        if self.poll_flush_interval > self.largest_poll_flush_interval() {
             return Err(format!(
                 "poll_flush_interval ({:?}) must be well under the orphan window ({:?})",
                 self.poll_flush_interval, self.retention.orphan_after

@@ -62,6 +62,17 @@ impl Default for PollPolicy {
 }
 
 /// One task's poll schedule: owns its backoff state and its random source.
+///
+/// ```
+/// use mcp_tasks_core::{PollPolicy, PollScheduler, PyRandom};
+///
+/// let mut s = PollScheduler::new(PollPolicy::default(), PyRandom::new(7));
+/// // Jittered in [d/2, d] around 250 ms, 400 ms, 640 ms, …, reproducibly for a seed.
+/// let delays: Vec<f64> = (0..3).map(|_| s.next_delay_ms(None)).collect();
+/// assert!((125.0..=250.0).contains(&delays[0]) && (200.0..=400.0).contains(&delays[1]));
+/// let mut again = PollScheduler::new(PollPolicy::default(), PyRandom::new(7));
+/// assert_eq!(delays, (0..3).map(|_| again.next_delay_ms(None)).collect::<Vec<_>>());
+/// ```
 #[derive(Debug)]
 pub struct PollScheduler<R: RandomSource> {
     policy: PollPolicy,

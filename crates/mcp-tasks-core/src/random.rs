@@ -2,7 +2,8 @@
 //!
 //! Policies never call a global generator: they take a [`RandomSource`], so
 //! the study can replay the paper's jittered cells bit for bit and tests can
-//! pin a sequence. [`PyRandom`] reproduces CPython's `random.Random(seed)`
+//! pin a sequence; production seeds come from the caller (the runtime and
+//! the client seed from the OS), never from here. [`PyRandom`] reproduces CPython's `random.Random(seed)`
 //! (MT19937, `init_by_array` seeding, 53-bit `random()`).
 
 /// A source of uniform doubles in `[0, 1)`.
@@ -52,13 +53,6 @@ impl PyRandom {
         let mut r = PyRandom { state: [0; N], index: N };
         r.init_by_array(&key);
         r
-    }
-
-    /// A generator seeded from the operating system, for production jitter.
-    pub fn from_entropy() -> Self {
-        let bytes = uuid::Uuid::new_v4();
-        let (hi, _) = bytes.as_u64_pair();
-        PyRandom::new(hi)
     }
 
     fn init_genrand(&mut self, s: u32) {

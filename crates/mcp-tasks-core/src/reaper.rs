@@ -70,6 +70,24 @@ pub fn timeout_error(record: &TaskRecord) -> TaskError {
 
 /// What `sweep` does to `record`, if anything. Never acts on a terminal task
 /// except to delete it once expired.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_tasks_core::reaper::{decide, ReaperAction, Sweep, SweepContext};
+/// use mcp_tasks_core::{RetentionPolicy, TaskId, TaskRecord, Timestamp};
+///
+/// let retention = RetentionPolicy::default(); // orphan window 900 s
+/// let task = TaskRecord::queued(TaskId::from("t"), "report", serde_json::json!({}),
+///                               Timestamp::from_secs(0), Timestamp::from_secs(1800), 3);
+/// let at = |s| SweepContext { now: Timestamp::from_secs(s), retention: &retention, silence_floor: Timestamp::from_secs(0) };
+/// // Unpolled for the whole window: cancelled as an orphan.
+/// assert_eq!(decide(Sweep::Orphans, &task, &at(899)), None);
+/// assert!(matches!(decide(Sweep::Orphans, &task, &at(900)), Some(ReaperAction::CancelOrphan(_))));
+/// // Past its deadline: failed as a timeout.
+/// assert!(matches!(decide(Sweep::Timeouts, &task, &at(1800)), Some(ReaperAction::FailTimeout(_))));
+/// // A live task is never deleted.
+/// assert_eq!(decide(Sweep::Expiry, &task, &at(1_000_000)), None);
+/// ```
 pub fn decide(sweep: Sweep, record: &TaskRecord, ctx: &SweepContext<'_>) -> Option<ReaperAction> {
     match sweep {
         Sweep::Timeouts => (record.status.is_live() && record.deadline_at <= ctx.now).then(|| {

@@ -79,6 +79,29 @@ impl RetryPolicy {
 
     /// Decides after `attempt` failed with `class` (already ceiling-adjusted
     /// by the classifier). Retries only a transient failure below the ceiling.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_tasks_core::random::Scripted;
+    /// use mcp_tasks_core::{FailureClass, RetryDecision, RetryPolicy};
+    ///
+    /// let policy = RetryPolicy::default(); // 3 attempts, 500 ms cap after the first, ×2
+    /// let mut draws = Scripted::new(vec![0.5]); // the jitter draw, pinned
+    /// assert_eq!(
+    ///     policy.decide(FailureClass::Transient, 1, &mut draws),
+    ///     RetryDecision::Retry { next_attempt: 2, delay: Duration::from_millis(250) },
+    /// );
+    /// // Out of attempts: a transient failure is poison (dead-lettered).
+    /// assert_eq!(
+    ///     policy.decide(FailureClass::Transient, 3, &mut draws),
+    ///     RetryDecision::GiveUp { class: FailureClass::Poison },
+    /// );
+    /// // A permanent failure is never retried.
+    /// assert_eq!(
+    ///     policy.decide(FailureClass::Permanent, 1, &mut draws),
+    ///     RetryDecision::GiveUp { class: FailureClass::Permanent },
+    /// );
+    /// ```
     pub fn decide(&self, class: FailureClass, attempt: u32, rng: &mut dyn RandomSource) -> RetryDecision {
         match class {
             FailureClass::Transient if attempt < self.max_attempts => {

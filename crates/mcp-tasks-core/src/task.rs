@@ -16,7 +16,8 @@ use crate::time::Timestamp;
 pub struct TaskId(pub String);
 
 impl TaskId {
-    /// A fresh random id.
+    /// A fresh random id. The core's only read of OS entropy: it mints a
+    /// name and decides nothing (see `tests/sans_io.rs`).
     pub fn random() -> Self {
         TaskId(uuid::Uuid::new_v4().to_string())
     }
@@ -138,6 +139,46 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// A task as a store first writes it: `working`, attempt 1 of
+    /// `max_attempts`, due at once, unleased, version 1, nothing asked or
+    /// answered. Useful to show a decision on a record.
+    pub fn queued(
+        id: TaskId,
+        tool: impl Into<String>,
+        arguments: Value,
+        created_at: Timestamp,
+        deadline_at: Timestamp,
+        max_attempts: u32,
+    ) -> TaskRecord {
+        let tool = tool.into();
+        TaskRecord {
+            id,
+            version: 1,
+            fingerprint: call_fingerprint(&tool, &arguments),
+            tool,
+            arguments,
+            principal: None,
+            status: TaskStatus::Working,
+            status_message: None,
+            attempt: 1,
+            max_attempts,
+            created_at,
+            updated_at: created_at,
+            deadline_at,
+            run_at: Some(created_at),
+            lease: None,
+            last_polled_at: None,
+            cancel_requested: false,
+            terminal_at: None,
+            expires_at: None,
+            result: None,
+            error: None,
+            input_requests: InputRequests::new(),
+            input_responses: InputResponses::new(),
+            idempotency_key: None,
+        }
+    }
+
     /// Input requests that have no answer yet.
     pub fn pending_input(&self) -> impl Iterator<Item = (&String, &Value)> {
         self.input_requests.iter().filter(|(k, _)| !self.input_responses.contains_key(*k))

@@ -60,6 +60,22 @@ pub fn was_waiting_for_input(record: &TaskRecord) -> bool {
 /// tool may not run again: re-asking re-runs what came before the question);
 /// a task on its last attempt is poison; otherwise it resumes as the next
 /// attempt.
+///
+/// ```
+/// use mcp_tasks_core::{triage, TaskId, TaskRecord, TaskStatus, Timestamp, TriageDecision};
+///
+/// let now = Timestamp::from_secs(60);
+/// let mut task = TaskRecord::queued(TaskId::from("t"), "report", serde_json::json!({}),
+///                                   Timestamp::from_secs(0), Timestamp::from_secs(1800), 3);
+/// // Its executor died mid-run: a crash counts as an attempt.
+/// assert_eq!(triage(&task, now, true), TriageDecision::Resume { next_attempt: 2 });
+/// // It was only waiting for its client: asked again, attempt unspent.
+/// task.status = TaskStatus::InputRequired;
+/// assert_eq!(triage(&task, now, true), TriageDecision::Reask { attempt: 1 });
+/// // A requested cancel comes first.
+/// task.cancel_requested = true;
+/// assert_eq!(triage(&task, now, true), TriageDecision::Cancel);
+/// ```
 pub fn triage(record: &TaskRecord, now: Timestamp, rerunnable: bool) -> TriageDecision {
     if record.cancel_requested {
         return TriageDecision::Cancel;

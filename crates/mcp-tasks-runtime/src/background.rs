@@ -1,76 +1,42 @@
-//! The background loops `start` spawns. Each only wraps a `*_once` method on
-//! a timer (River style), so tests drive the same code without timers.
-//! Loops hold the runtime weakly: a runtime dropped without `shutdown`
-//! does not live on in its own timers.
+//! The background loops `start` spawns, one per pass (each pass's file owns
+//! its loop; see [`maintenance`](crate::maintenance)), and their stop. Loops
+//! hold only their own pass: a runtime dropped without `shutdown` stops them
+//! (its drop fires the stop token), so it does not live on in its timers.
 
-use std::future::Future;
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::Mutex;
 
-use crate::executor;
-use crate::reaper;
-use crate::shared::Shared;
-use crate::triage::{self, TriageScope};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
-pub(crate) fn spawn_all(shared: &Arc<Shared>) {
-    let mut loops = shared.background.lock().unwrap_or_else(|p| p.into_inner());
-    loops.push(tokio::spawn(executor_loop(Arc::downgrade(shared))));
-    loops.push(every(shared, shared.policy.reaper_interval, "reaper", |s| async move {
-        reaper::reap_once(&s).await.map(|_| ())?;
-        let report = triage::triage_once(&s, TriageScope::ExpiredLeases).await?;
-        if report.total() > 0 {
-            tracing::info!(
-                resumed = report.resumed,
-                reasked = report.reasked,
-                failed = report.failed,
-                poisoned = report.poisoned,
-                cancelled = report.cancelled,
-                "lapsed-lease triage: {report}"
-            );
-        }
-        Ok(())
-    }));
-    loops.push(every(shared, shared.policy.poll_flush_interval, "poll flusher", |s| async move {
-        s.polls.flush(s.store.as_ref()).await.map(|_| ()).map_err(Into::into)
-    }));
+/// The running loops and the token that stops them.
+#[derive(Debug, Default)]
+pub(crate) struct Background {
+    stop: CancellationToken,
+    loops: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Claims due work whenever woken (a local create, a freed slot, a retry) or
-/// on the claim interval (retries coming due, other instances' tasks).
-async fn executor_loop(weak: Weak<Shared>) {
-    loop {
-        let Some(shared) = weak.upgrade() else { return };
-        if let Err(e) = executor::run_due_once(&shared).await {
-            tracing::warn!(error = %e, "executor could not claim work");
-        }
-        let (stop, wake, interval) =
-            (shared.background_stop.clone(), shared.wakeups.executor.clone(), shared.claim_interval);
-        drop(shared);
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = wake.notified() => {}
-            _ = tokio::time::sleep(interval) => {}
+impl Background {
+    /// The token every loop stops on.
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Keeps `handle` to wait for at [`stop_and_join`](Self::stop_and_join).
+    pub(crate) fn keep(&self, handle: JoinHandle<()>) {
+        self.loops.lock().unwrap_or_else(|p| p.into_inner()).push(handle);
+    }
+
+    /// Tells every loop to stop (at its next wait).
+    pub(crate) fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Stops every loop and waits until each has returned.
+    pub(crate) async fn stop_and_join(&self) {
+        self.stop();
+        let loops: Vec<_> = self.loops.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
+        for handle in loops {
+            let _ = handle.await;
         }
     }
-}
-
-fn every<F, Fut>(shared: &Arc<Shared>, period: Duration, name: &'static str, f: F) -> tokio::task::JoinHandle<()>
-where
-    F: Fn(Arc<Shared>) -> Fut + Send + 'static,
-    Fut: Future<Output = Result<(), crate::RuntimeError>> + Send,
-{
-    let weak = Arc::downgrade(shared);
-    let stop = shared.background_stop.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(period) => {}
-            }
-            let Some(shared) = weak.upgrade() else { return };
-            if let Err(e) = f(shared).await {
-                tracing::warn!(error = %e, "{name} pass failed; will retry next tick");
-            }
-        }
-    })
 }

@@ -1,21 +1,30 @@
 //! [`RuntimeBuilder`]: tools, policy, clock and executor settings, checked
 //! once at `build`.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_tasks_core::{Classifier, Clock, Policy, PyRandom, RandomSource, SystemClock};
-use mcp_tasks_store::{Quota, TaskStore};
+use mcp_tasks_core::{Classifier, Clock, LeaseTerms, Policy, PyRandom, RandomSource, SystemClock};
+use mcp_tasks_store::{PollBuffer, Quota, TaskStore};
 use tokio_util::sync::CancellationToken;
 
+use crate::background::Background;
+use crate::context::HandlerEnv;
 use crate::error::RuntimeError;
+use crate::executor::{Executor, ExecutorConfig};
 use crate::hints::Hints;
-use crate::runtime::Runtime;
-use crate::schema::CompiledSchema;
-use crate::shared::{RegisteredTool, Shared};
+use crate::lease::LeaseKeeper;
+use crate::maintenance::Schedule;
+use crate::poll_flusher::PollFlusher;
+use crate::reaper::{Reaper, ReaperConfig};
+use crate::registry::Tools;
+use crate::running::Running;
+use crate::runtime::{Inner, Runtime};
 use crate::tool::TaskTool;
+use crate::transitions::OutcomeRules;
+use crate::triage::{Triage, TriageConfig};
+use crate::wakeups::Wakeups;
 
 /// Default number of handlers one runtime runs at once.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -59,8 +68,15 @@ impl std::fmt::Debug for RuntimeBuilder {
     }
 }
 
+impl Runtime {
+    /// Starts configuring a runtime on `store`.
+    pub fn builder(store: Arc<dyn TaskStore>) -> RuntimeBuilder {
+        RuntimeBuilder::new(store)
+    }
+}
+
 impl RuntimeBuilder {
-    pub(crate) fn new(store: Arc<dyn TaskStore>) -> Self {
+    fn new(store: Arc<dyn TaskStore>) -> Self {
         RuntimeBuilder {
             store,
             policy: Policy::default(),
@@ -155,50 +171,98 @@ impl RuntimeBuilder {
         if self.claim_interval.is_zero() {
             return Err(RuntimeError::InvalidPolicy("claim_interval must be positive".into()));
         }
-        let mut tools = BTreeMap::new();
-        let mut declared = HashMap::new();
-        for tool in self.tools {
-            let spec = tool.spec();
-            if spec.name.is_empty() {
-                return Err(RuntimeError::InvalidPolicy("a tool has an empty name".into()));
-            }
-            if let Some(d) = spec.expected_duration {
-                declared.insert(spec.name.clone(), d);
-            }
-            let name = spec.name.clone();
-            let arguments = CompiledSchema::compile(&spec.input_schema)
-                .map_err(|reason| RuntimeError::InvalidToolSchema { tool: name.clone(), reason })?;
-            if tools.insert(name.clone(), RegisteredTool { tool, spec, arguments }).is_some() {
-                return Err(RuntimeError::DuplicateTool(name));
-            }
-        }
-        let started_at = self.clock.now();
-        let shared = Shared {
-            classifier: Classifier::new(&self.policy.classifier),
-            hints: Hints::new(self.policy.poll_hint.clone(), declared),
-            store: self.store,
-            policy: self.policy,
-            clock: self.clock,
-            tools,
-            concurrency: self.concurrency,
+        let tools = Arc::new(Tools::register(self.tools)?);
+        let policy = self.policy;
+        let (store, clock) = (self.store, self.clock);
+        let running = Arc::new(Running::default());
+        let wakeups = Arc::new(Wakeups::default());
+        let polls = Arc::new(PollBuffer::default());
+        let stopping = CancellationToken::new();
+        let maintenance = Schedule::every(policy.reaper_interval);
+        let env = Arc::new(HandlerEnv {
+            store: store.clone(),
+            clock: clock.clone(),
+            wakeups: wakeups.clone(),
             slots: Arc::new(tokio::sync::Semaphore::new(self.concurrency)),
-            max_waiting: self.max_waiting,
-            claims: Default::default(),
-            single_node: self.single_node,
-            claim_interval: self.claim_interval,
-            quota: self.quota,
-            rng: Mutex::new(self.random.unwrap_or_else(|| Box::new(PyRandom::from_entropy()))),
-            owner: format!("executor-{}", uuid::Uuid::new_v4()),
-            started_at,
-            polls: Default::default(),
-            running: Default::default(),
-            wakeups: Default::default(),
-            stopping: AtomicBool::new(false),
-            started: AtomicBool::new(false),
-            background_stop: CancellationToken::new(),
-            background: Mutex::new(Vec::new()),
+        });
+        let executor = Arc::new(Executor {
+            store: store.clone(),
+            clock: clock.clone(),
+            tools: tools.clone(),
+            running: running.clone(),
+            wakeups: wakeups.clone(),
+            env,
+            lease: LeaseKeeper::new(store.clone(), clock.clone(), LeaseTerms { duration: policy.lease_duration }),
+            outcomes: OutcomeRules {
+                classifier: Classifier::new(&policy.classifier),
+                retry: policy.retry.clone(),
+                retention: policy.retention.clone(),
+            },
+            rng: Mutex::new(self.random.unwrap_or_else(|| Box::new(PyRandom::new(seed_from_os())))),
+            config: ExecutorConfig {
+                concurrency: self.concurrency,
+                max_waiting: self.max_waiting,
+                owner: format!("executor-{}", uuid::Uuid::new_v4()),
+                schedule: Schedule {
+                    trigger: Some(wakeups.executor.clone()),
+                    eager: true,
+                    ..Schedule::every(self.claim_interval)
+                },
+            },
+            claims: AtomicU64::new(0),
             claim_lock: tokio::sync::Mutex::new(()),
+            stopping: stopping.clone(),
+        });
+        let reaper = Arc::new(Reaper {
+            store: store.clone(),
+            clock: clock.clone(),
+            polls: polls.clone(),
+            running: running.clone(),
+            config: ReaperConfig {
+                retention: policy.retention.clone(),
+                // This instant is the orphan sweep's silence floor.
+                silence_floor: clock.now(),
+                schedule: maintenance.clone(),
+            },
+        });
+        let triage = Arc::new(Triage {
+            store: store.clone(),
+            clock: clock.clone(),
+            running: running.clone(),
+            wakeups: wakeups.clone(),
+            config: TriageConfig { rerunnable: tools.rerunnable(), retention: policy.retention.clone(), schedule: maintenance },
+        });
+        let flusher = Arc::new(PollFlusher {
+            store: store.clone(),
+            polls: polls.clone(),
+            schedule: Schedule::every(policy.poll_flush_interval),
+        });
+        let inner = Inner {
+            hints: Hints::new(policy.poll_hint.clone(), tools.declared_durations()),
+            store,
+            clock,
+            policy,
+            quota: self.quota,
+            single_node: self.single_node,
+            tools,
+            polls,
+            running,
+            wakeups,
+            executor,
+            reaper,
+            triage,
+            flusher,
+            background: Background::default(),
+            started: AtomicBool::new(false),
+            stopping,
         };
-        Ok(Runtime { shared: Arc::new(shared) })
+        Ok(Runtime { inner: Arc::new(inner) })
     }
+}
+
+/// A seed for production jitter from the OS's randomness (std's hasher
+/// keys): drawn here, at the edge, so the core never reads entropy itself.
+fn seed_from_os() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }

@@ -4,18 +4,31 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
-use mcp_tasks_store::{Change, Guard, GuardedUpdate, UpdateOutcome};
+use mcp_tasks_core::input::{self, AskDecision};
+use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_store::{Change, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::cas::{self, Decision, Resolution};
 use crate::error::{Cancelled, RuntimeError};
 use crate::running::RunningHandler;
-use crate::shared::{MAX_CAS_RETRIES, Shared};
+use crate::wakeups::{InputSubscription, Wakeups};
 
 /// How often a handler waiting for input re-reads the store, in case the
 /// answer arrived through another instance (in-process answers wake it at once).
 pub const INPUT_RECHECK: Duration = Duration::from_millis(500);
+
+/// What every handler of one runtime reaches through its context: the
+/// store it writes to, the clock, the wake-ups of answered questions, and
+/// the executor slots it gives back while it waits.
+pub(crate) struct HandlerEnv {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) wakeups: Arc<Wakeups>,
+    pub(crate) slots: Arc<Semaphore>,
+}
 
 /// The handle a tool's [`run`](crate::TaskTool::run) gets for one attempt.
 /// Cheap to clone.
@@ -25,7 +38,7 @@ pub struct TaskContext {
 }
 
 struct Inner {
-    shared: Arc<Shared>,
+    env: Arc<HandlerEnv>,
     task_id: TaskId,
     arguments: Value,
     attempt: u32,
@@ -47,10 +60,10 @@ impl std::fmt::Debug for TaskContext {
 }
 
 impl TaskContext {
-    pub(crate) fn new(shared: Arc<Shared>, record: &TaskRecord, handler: Arc<RunningHandler>) -> Self {
+    pub(crate) fn new(env: Arc<HandlerEnv>, record: &TaskRecord, handler: Arc<RunningHandler>) -> Self {
         TaskContext {
             inner: Arc::new(Inner {
-                shared,
+                env,
                 task_id: record.id.clone(),
                 arguments: record.arguments.clone(),
                 attempt: record.attempt,
@@ -89,7 +102,7 @@ impl TaskContext {
 
     /// Now, by the runtime's clock.
     pub fn now(&self) -> Timestamp {
-        self.inner.shared.now()
+        self.inner.env.clock.now()
     }
 
     /// Cancelled when the client cancels, the task is taken over (lease
@@ -123,9 +136,9 @@ impl TaskContext {
 
     /// Sets the task's status message (guarded on this handler's lease).
     pub async fn set_status_message(&self, msg: impl Into<String>) -> Result<(), RuntimeError> {
-        let shared = &self.inner.shared;
-        let change = Change { now: shared.now(), status_message: Some(Some(msg.into())), ..Change::default() };
-        match shared.apply_one(GuardedUpdate::change(self.own_guard(), change)).await? {
+        let env = &self.inner.env;
+        let change = Change { now: env.clock.now(), status_message: Some(Some(msg.into())), ..Change::default() };
+        match cas::apply_one(env.store.as_ref(), GuardedUpdate::change(self.own_guard(), change)).await? {
             UpdateOutcome::Applied(_) => Ok(()),
             _ => Err(RuntimeError::LeaseLost(self.inner.task_id.clone())),
         }
@@ -137,7 +150,7 @@ impl TaskContext {
         if self.is_cancelled() {
             return Err(RuntimeError::Cancelled(id.clone()));
         }
-        let record = self.inner.shared.store.get(id).await?.ok_or_else(|| RuntimeError::LeaseLost(id.clone()))?;
+        let record = self.inner.env.store.get(id).await?.ok_or_else(|| RuntimeError::LeaseLost(id.clone()))?;
         let owned = record.status.is_live()
             && record.attempt == self.inner.attempt
             && record.lease.as_ref().is_some_and(|l| l.owner == self.inner.handler.holder);
@@ -164,59 +177,44 @@ impl TaskContext {
         &self,
         requests: BTreeMap<String, Value>,
     ) -> Result<BTreeMap<String, Value>, RuntimeError> {
-        let shared = &self.inner.shared;
+        let env = &self.inner.env;
         let id = &self.inner.task_id;
-        let answers_for = |record: &TaskRecord| -> Option<BTreeMap<String, Value>> {
-            requests
-                .keys()
-                .map(|k| record.input_responses.get(k).map(|v| (k.clone(), v.clone())))
-                .collect()
-        };
         // Subscribe before the first read so an answer in between is not missed.
-        let mut subscription = shared.wakeups.subscribe(id);
+        let mut subscription = env.wakeups.subscribe(id);
 
         // Store the requests (unless already answered or stored).
-        let mut stored = false;
-        for _ in 0..MAX_CAS_RETRIES {
+        let asked = &requests;
+        let resolution = cas::read_decide_write(env.store.as_ref(), || async move {
             let record = self.read_own().await?;
-            if let Some(answers) = answers_for(&record) {
-                return Ok(answers);
-            }
-            let mut merged = record.input_requests.clone();
-            for (k, v) in &requests {
-                merged.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-            if merged == record.input_requests && record.status == TaskStatus::InputRequired {
-                stored = true;
-                break;
-            }
-            let pending: Vec<&str> =
-                requests.keys().filter(|k| !record.input_responses.contains_key(*k)).map(String::as_str).collect();
-            let guard = Guard { version: Some(record.version), cancel_requested: Some(false), ..self.own_guard() };
+            let (requests, pending) = match input::ask(&record, asked) {
+                AskDecision::Answered(answers) => return Ok(Decision::Done(Some(answers))),
+                AskDecision::Stored => return Ok(Decision::Done(None)),
+                AskDecision::Store { requests, pending } => (requests, pending),
+            };
             let change = Change {
-                now: shared.now(),
+                now: env.clock.now(),
                 status: Some(TaskStatus::InputRequired),
                 status_message: Some(Some(format!("waiting for input: {}", pending.join(", ")))),
-                input_requests: Some(merged),
+                input_requests: Some(requests),
                 ..Change::default()
             };
-            if shared.apply_one(GuardedUpdate::change(guard, change)).await?.applied() {
-                stored = true;
-                break;
-            }
-        }
-        if !stored {
-            return Err(RuntimeError::LeaseLost(id.clone()));
+            Ok(Decision::Write(GuardedUpdate::change(self.guard_on(&record), change), None))
+        })
+        .await?;
+        match resolution {
+            Resolution::Done(Some(answers)) => return Ok(answers),
+            Resolution::Done(None) | Resolution::Applied(..) => {}
+            Resolution::Gone | Resolution::Contended => return Err(RuntimeError::LeaseLost(id.clone())),
         }
 
         // Waiting executes nothing: give the slot back meanwhile.
         let handler = &self.inner.handler;
         if handler.park() {
-            shared.wakeups.work_available();
+            env.wakeups.work_available();
         }
-        let answers = self.wait_for_answers(&mut subscription, &answers_for).await;
+        let answers = self.wait_for_answers(&mut subscription, asked).await;
         match answers {
-            Ok(answers) if handler.unpark(&shared.slots).await => Ok(answers),
+            Ok(answers) if handler.unpark(&env.slots).await => Ok(answers),
             Ok(_) => Err(RuntimeError::Cancelled(id.clone())),
             Err(e) => {
                 // Told to stop: it goes on without a slot only to return.
@@ -226,14 +224,20 @@ impl TaskContext {
         }
     }
 
+    /// This handler's guard on the version of `record` it read, refusing a
+    /// task whose cancel was requested meanwhile.
+    fn guard_on(&self, record: &TaskRecord) -> Guard {
+        Guard { version: Some(record.version), cancel_requested: Some(false), ..self.own_guard() }
+    }
+
     /// Waits until every requested key is answered, then sets the task
     /// `working` again (unless parallel requests of this handler still wait).
     async fn wait_for_answers(
         &self,
-        subscription: &mut crate::wakeups::InputSubscription<'_>,
-        answers_for: &impl Fn(&TaskRecord) -> Option<BTreeMap<String, Value>>,
+        subscription: &mut InputSubscription<'_>,
+        asked: &BTreeMap<String, Value>,
     ) -> Result<BTreeMap<String, Value>, RuntimeError> {
-        let shared = &self.inner.shared;
+        let env = &self.inner.env;
         let id = &self.inner.task_id;
         loop {
             tokio::select! {
@@ -241,26 +245,26 @@ impl TaskContext {
                 _ = subscription.answered() => {}
                 _ = tokio::time::sleep(INPUT_RECHECK) => {}
             }
-            let mut tries = 0;
-            loop {
+            let resolution = cas::read_decide_write(env.store.as_ref(), || async move {
                 let record = self.read_own().await?;
-                let Some(answers) = answers_for(&record) else { break };
-                // Parallel requests of this handler may still be pending.
-                if record.pending_input().next().is_some() || record.status == TaskStatus::Working {
-                    return Ok(answers);
+                let Some(answers) = input::answers_to(&record, asked) else { return Ok(Decision::Done(None)) };
+                if !input::resume_after_answers(&record) {
+                    return Ok(Decision::Done(Some(answers)));
                 }
-                let guard = Guard { version: Some(record.version), cancel_requested: Some(false), ..self.own_guard() };
                 let change = Change {
-                    now: shared.now(),
+                    now: env.clock.now(),
                     status: Some(TaskStatus::Working),
                     status_message: Some(Some("input received; working".to_owned())),
                     ..Change::default()
                 };
-                if shared.apply_one(GuardedUpdate::change(guard, change)).await?.applied() {
-                    return Ok(answers);
-                }
-                tries += 1;
-                if tries >= MAX_CAS_RETRIES {
+                Ok(Decision::Write(GuardedUpdate::change(self.guard_on(&record), change), Some(answers)))
+            })
+            .await?;
+            match resolution {
+                // Not all answered yet: wait again.
+                Resolution::Done(None) => {}
+                Resolution::Done(Some(answers)) | Resolution::Applied(_, Some(answers)) => return Ok(answers),
+                Resolution::Applied(_, None) | Resolution::Gone | Resolution::Contended => {
                     return Err(RuntimeError::LeaseLost(id.clone()));
                 }
             }

@@ -11,7 +11,14 @@ use crate::view::TaskView;
 /// The dead-letter queue of a runtime's store.
 #[derive(Debug, Clone, Copy)]
 pub struct DeadLetters<'a> {
-    pub(crate) runtime: &'a Runtime,
+    runtime: &'a Runtime,
+}
+
+impl Runtime {
+    /// The dead-letter queue.
+    pub fn dead_letters(&self) -> DeadLetters<'_> {
+        DeadLetters { runtime: self }
+    }
 }
 
 impl DeadLetters<'_> {
@@ -33,24 +40,25 @@ impl DeadLetters<'_> {
     /// policy's attempt budget, a new deadline) and marks the letter requeued.
     pub async fn requeue(&self, task: &TaskId) -> Result<TaskView, RuntimeError> {
         let letter = self.show(task).await?;
-        let shared = &self.runtime.shared;
-        let now = shared.now();
+        let runtime = self.runtime;
+        let policy = runtime.policy();
+        let now = runtime.now();
         let new = NewTask {
             id: TaskId::random(),
             tool: letter.tool,
             arguments: letter.arguments,
             principal: letter.principal,
             idempotency_key: None,
-            max_attempts: shared.policy.retry.max_attempts,
+            max_attempts: policy.retry.max_attempts,
             created_at: now,
-            deadline_at: now.plus(shared.policy.retention.max_execution),
+            deadline_at: now.plus(policy.retention.max_execution),
             run_at: now,
             status_message: Some(format!("requeued from dead letter of task {task}")),
             quota: None,
         };
-        let record = shared.store.requeue_dead_letter(task, new).await?;
-        shared.wakeups.work_available();
-        Ok(shared.view(record).await)
+        let record = runtime.store().requeue_dead_letter(task, new).await?;
+        runtime.work_available();
+        Ok(runtime.view(record).await)
     }
 
     /// Deletes dead letters matching `query`; returns how many.

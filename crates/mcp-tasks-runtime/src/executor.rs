@@ -4,66 +4,142 @@
 //! a task that was cancelled, timed out or taken over changes nothing. Each
 //! claim writes a lease holder of its own (`{executor id}/{claim number}`),
 //! so a handler whose lease lapsed loses its writes even when this same
-//! runtime claimed the task again as the same attempt.
+//! runtime claimed the task again as the same attempt. [`Executor`] holds
+//! only what it uses; its claim loop is [`Executor::spawn`].
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use mcp_tasks_core::{FailureClass, Lease, TaskId, TaskRecord};
-use mcp_tasks_store::{ClaimParams, Change, Guard, GuardedUpdate, UpdateOutcome};
+use mcp_tasks_core::{Clock, FailureClass, RandomSource, TaskId, TaskRecord};
+use mcp_tasks_store::{ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
-use crate::context::TaskContext;
+use crate::cas;
+use crate::context::{HandlerEnv, TaskContext};
 use crate::error::RuntimeError;
-use crate::running::{RunningHandler, StopReason};
-use crate::shared::Shared;
+use crate::lease::LeaseKeeper;
+use crate::maintenance::{self, Schedule};
+use crate::registry::Tools;
+use crate::running::{Running, RunningHandler, StopReason};
 use crate::tool::ToolFailure;
-use crate::transitions::{self, CANCELLED_BY_CLIENT, Settlement};
+use crate::transitions::{self, CANCELLED_BY_CLIENT, OutcomeRules, Settlement};
+use crate::wakeups::Wakeups;
 
-/// Claims up to the free executor slots (and no more than the waiting bound
-/// leaves room for) and spawns a handler for each, holding its slot.
-pub(crate) async fn run_due_once(shared: &Arc<Shared>) -> Result<usize, RuntimeError> {
-    let _claiming = shared.claim_lock.lock().await;
-    if shared.is_stopping() || shared.tools.is_empty() {
-        return Ok(0);
-    }
-    // Handlers waiting for input hold no slot, but each holds memory.
-    let room = (shared.concurrency + shared.max_waiting).saturating_sub(shared.running.len());
-    let mut slots = Vec::new();
-    while slots.len() < room {
-        // Never takes a permit a handler coming back from a wait is queued for.
-        match shared.slots.clone().try_acquire_owned() {
-            Ok(permit) => slots.push(permit),
-            Err(_) => break,
-        }
-    }
-    if slots.is_empty() {
-        return Ok(0);
-    }
-    let now = shared.now();
-    let holder = shared.next_holder();
-    let claimed = shared
-        .store
-        .claim(ClaimParams {
-            owner: holder.clone(),
-            now,
-            lease_expires_at: now.plus(shared.policy.lease_duration),
-            limit: slots.len(),
-            tools: Some(shared.tool_names()),
+/// The executor's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecutorConfig {
+    /// Most handlers executing at once.
+    pub(crate) concurrency: usize,
+    /// Most handlers waiting for input besides the executing ones.
+    pub(crate) max_waiting: usize,
+    /// This executor's id, unique per runtime; each of its claims holds its
+    /// leases as `{owner}/{claim number}`.
+    pub(crate) owner: String,
+    /// When the claim loop runs: at once, on the claim interval, and when
+    /// woken (a local create, a freed slot, a retry).
+    pub(crate) schedule: Schedule,
+}
+
+/// The executor and what it uses.
+pub(crate) struct Executor {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) tools: Arc<Tools>,
+    pub(crate) running: Arc<Running>,
+    pub(crate) wakeups: Arc<Wakeups>,
+    /// What each handler's context reaches (its slots are the executor's).
+    pub(crate) env: Arc<HandlerEnv>,
+    pub(crate) lease: LeaseKeeper,
+    /// What decides each attempt's outcome.
+    pub(crate) outcomes: OutcomeRules,
+    /// The retry jitter's source.
+    pub(crate) rng: Mutex<Box<dyn RandomSource>>,
+    pub(crate) config: ExecutorConfig,
+    /// Numbers this runtime's claims.
+    pub(crate) claims: AtomicU64,
+    /// Serialises claims so concurrent `run_due_once` calls respect `concurrency`.
+    pub(crate) claim_lock: tokio::sync::Mutex<()>,
+    /// Cancelled at shutdown: no more claims.
+    pub(crate) stopping: CancellationToken,
+}
+
+impl Executor {
+    /// Runs the claim loop until `stop`.
+    pub(crate) fn spawn(self: &Arc<Self>, stop: CancellationToken) -> JoinHandle<()> {
+        let executor = self.clone();
+        maintenance::spawn_pass("executor claim", self.config.schedule.clone(), stop, move || {
+            let executor = executor.clone();
+            async move { executor.run_due_once().await.map(|_| ()) }
         })
-        .await?;
-    let n = claimed.len();
-    for record in claimed {
-        let slot = slots.pop();
-        spawn_handler(shared, record, holder.clone(), slot);
     }
-    // Slots left over go back as `slots` drops.
-    Ok(n)
+
+    /// A lease holder name for a new claim, never used before by anyone.
+    fn next_holder(&self) -> String {
+        format!("{}/{}", self.config.owner, self.claims.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    /// Waits for an in-flight claim to finish; with `stopping` cancelled,
+    /// no handler starts after this returns.
+    pub(crate) async fn wait_for_claims(&self) {
+        drop(self.claim_lock.lock().await);
+    }
+
+    /// Claims up to the free executor slots (and no more than the waiting
+    /// bound leaves room for) and spawns a handler for each, holding its slot.
+    pub(crate) async fn run_due_once(self: &Arc<Self>) -> Result<usize, RuntimeError> {
+        let _claiming = self.claim_lock.lock().await;
+        if self.stopping.is_cancelled() || self.tools.is_empty() {
+            return Ok(0);
+        }
+        // Handlers waiting for input hold no slot, but each holds memory.
+        let room = (self.config.concurrency + self.config.max_waiting).saturating_sub(self.running.len());
+        let mut slots = Vec::new();
+        while slots.len() < room {
+            // Never takes a permit a handler coming back from a wait is queued for.
+            match self.env.slots.clone().try_acquire_owned() {
+                Ok(permit) => slots.push(permit),
+                Err(_) => break,
+            }
+        }
+        if slots.is_empty() {
+            return Ok(0);
+        }
+        let now = self.clock.now();
+        let holder = self.next_holder();
+        let claimed = self
+            .store
+            .claim(ClaimParams {
+                owner: holder.clone(),
+                now,
+                lease_expires_at: self.lease.lease(&holder, now).expires_at,
+                limit: slots.len(),
+                tools: Some(self.tools.names()),
+            })
+            .await?;
+        let n = claimed.len();
+        for record in claimed {
+            let slot = slots.pop();
+            self.spawn_handler(record, holder.clone(), slot);
+        }
+        // Slots left over go back as `slots` drops.
+        Ok(n)
+    }
+
+    fn spawn_handler(self: &Arc<Self>, record: TaskRecord, holder: String, slot: Option<OwnedSemaphorePermit>) {
+        let handler = Arc::new(RunningHandler::new(holder, record.attempt, record.max_attempts, slot));
+        self.running.insert(record.id.clone(), handler.clone());
+        let deregister = Deregister { executor: self.clone(), id: record.id.clone(), handler: handler.clone() };
+        let driver = tokio::spawn(self.clone().drive(record, handler.clone(), deregister));
+        handler.set_abort(driver.abort_handle());
+    }
 }
 
 /// Removes a handler from the registry however its task ends (even aborted).
 struct Deregister {
-    shared: Arc<Shared>,
+    executor: Arc<Executor>,
     id: TaskId,
     handler: Arc<RunningHandler>,
 }
@@ -71,8 +147,8 @@ struct Deregister {
 impl Drop for Deregister {
     fn drop(&mut self) {
         self.handler.release_slot();
-        self.shared.running.remove(&self.id, &self.handler);
-        self.shared.wakeups.work_available();
+        self.executor.running.remove(&self.id, &self.handler);
+        self.executor.wakeups.work_available();
     }
 }
 
@@ -86,134 +162,118 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-fn spawn_handler(shared: &Arc<Shared>, record: TaskRecord, holder: String, slot: Option<OwnedSemaphorePermit>) {
-    let handler = Arc::new(RunningHandler::new(holder, record.attempt, record.max_attempts, slot));
-    shared.running.insert(record.id.clone(), handler.clone());
-    let deregister = Deregister { shared: shared.clone(), id: record.id.clone(), handler: handler.clone() };
-    let driver = tokio::spawn(drive(shared.clone(), record, handler.clone(), deregister));
-    handler.set_abort(driver.abort_handle());
-}
-
-/// Runs one attempt to its end and writes the outcome.
-async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
-    let Some(registered) = shared.tools.get(&record.tool) else {
-        // Claims are filtered by our tools; this cannot happen, but never panic.
-        tracing::error!(task = %record.id, tool = %record.tool, "claimed a task for a tool this runtime lacks");
-        return;
-    };
-    let ctx = TaskContext::new(shared.clone(), &record, handler.clone());
-    let tool = registered.tool.clone();
-    let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
-    let renew_every = shared.policy.lease_duration / 3;
-    let mut renewing = true;
-    let outcome: Result<Value, ToolFailure> = loop {
-        tokio::select! {
-            joined = &mut run.0 => break joined.unwrap_or_else(|e| {
-                let why = if e.is_panic() { "the tool panicked" } else { "the tool's task was aborted" };
-                Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
-            }),
-            _ = tokio::time::sleep(renew_every), if renewing => {
-                renewing = renew(&shared, &record, &handler).await;
+impl Executor {
+    /// Runs one attempt to its end and writes the outcome.
+    async fn drive(self: Arc<Self>, record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
+        let Some(registered) = self.tools.get(&record.tool) else {
+            // Claims are filtered by our tools; this cannot happen, but never panic.
+            tracing::error!(task = %record.id, tool = %record.tool, "claimed a task for a tool this runtime lacks");
+            return;
+        };
+        let ctx = TaskContext::new(self.env.clone(), &record, handler.clone());
+        let tool = registered.tool.clone();
+        let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
+        let renew_every = self.lease.renew_every();
+        let mut renewing = true;
+        let outcome: Result<Value, ToolFailure> = loop {
+            tokio::select! {
+                joined = &mut run.0 => break joined.unwrap_or_else(|e| {
+                    let why = if e.is_panic() { "the tool panicked" } else { "the tool's task was aborted" };
+                    Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
+                }),
+                _ = tokio::time::sleep(renew_every), if renewing => {
+                    renewing = self.lease.renew(&record.id, &handler).await;
+                }
             }
-        }
-    };
-    settle(&shared, &record, &handler, outcome).await;
-}
+        };
+        self.settle(&record, &handler, outcome).await;
+    }
 
-/// Extends the lease; returns whether to keep renewing. A lost renewal means
-/// someone else owns the task now: the handler is told to stop.
-async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler) -> bool {
-    let now = shared.now();
-    let lease = Lease { owner: handler.holder.clone(), expires_at: now.plus(shared.policy.lease_duration) };
-    let guard = Guard {
-        lease_owner: Some(handler.holder.clone()),
-        attempt: Some(record.attempt),
-        ..Guard::id(record.id.clone())
-    };
-    let change = Change { now, lease: Some(Some(lease)), ..Change::default() };
-    match shared.apply_one(GuardedUpdate::change(guard, change)).await {
-        Ok(UpdateOutcome::Applied(Some(row))) => {
-            if row.cancel_requested {
-                // A cancel acknowledged by another instance.
-                handler.stop(StopReason::CancelRequested);
+    /// Writes the attempt's outcome, guarded on our lease and attempt.
+    async fn settle(&self, record: &TaskRecord, handler: &RunningHandler, outcome: Result<Value, ToolFailure>) {
+        let id = &record.id;
+        let now = self.clock.now();
+        let own = Guard {
+            lease_owner: Some(handler.holder.clone()),
+            attempt: Some(record.attempt),
+            ..Guard::id(id.clone())
+        };
+        let cancel = || {
+            GuardedUpdate::change(
+                Guard { cancel_requested: Some(true), ..own.clone() },
+                transitions::cancelled(now, &self.outcomes.retention, CANCELLED_BY_CLIENT),
+            )
+        };
+        let update = match handler.reason() {
+            Some(StopReason::LeaseLost) => {
+                tracing::info!(task = %id, "handler returned after losing its lease; its outcome is discarded");
+                return;
             }
-            true
-        }
-        Ok(_) => {
-            tracing::info!(task = %record.id, attempt = record.attempt, "lease renewal lost: the task was taken over or ended");
-            handler.stop(StopReason::LeaseLost);
-            false
-        }
-        Err(e) => {
-            // Keep the handler: the next renewal may get through before the lease lapses.
-            tracing::warn!(task = %record.id, error = %e, "lease renewal failed");
-            true
+            Some(StopReason::Shutdown) => {
+                self.release_at_shutdown(id, handler).await;
+                return;
+            }
+            // Cancellation acknowledged to the client wins over whatever the
+            // handler returned, so "cancel acked ⇒ cancelled" unless already terminal.
+            Some(StopReason::CancelRequested) => cancel(),
+            None => {
+                let (settlement, change) = {
+                    let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+                    transitions::settle(outcome, record.attempt, record.max_attempts, now, &self.outcomes, rng.as_mut())
+                };
+                let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
+                match cas::apply_one(self.store.as_ref(), guarded).await {
+                    Ok(UpdateOutcome::Applied(_)) => {
+                        log_settlement(record, &settlement);
+                        if matches!(settlement, Settlement::Retry { .. } | Settlement::Snoozed { .. }) {
+                            self.wakeups.work_available();
+                        }
+                        return;
+                    }
+                    // Perhaps a cancel arrived after the last renewal: honour it.
+                    Ok(_) => cancel(),
+                    Err(e) => {
+                        tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide");
+                        return;
+                    }
+                }
+            }
+        };
+        match cas::apply_one(self.store.as_ref(), update).await {
+            Ok(UpdateOutcome::Applied(_)) => {}
+            Ok(_) => tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
+            Err(e) => tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide"),
         }
     }
-}
 
-/// Writes the attempt's outcome, guarded on our lease and attempt.
-async fn settle(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, outcome: Result<Value, ToolFailure>) {
-    let id = &record.id;
-    let now = shared.now();
-    let own = Guard {
-        lease_owner: Some(handler.holder.clone()),
-        attempt: Some(record.attempt),
-        ..Guard::id(id.clone())
-    };
-    let cancel = || {
-        GuardedUpdate::change(
-            Guard { cancel_requested: Some(true), ..own.clone() },
-            transitions::cancelled(now, &shared.policy.retention, CANCELLED_BY_CLIENT),
-        )
-    };
-    let update = match handler.reason() {
-        Some(StopReason::LeaseLost) => {
-            tracing::info!(task = %id, "handler returned after losing its lease; its outcome is discarded");
-            return;
+    /// Hands back the lease of a handler stopped at shutdown, attempt unspent
+    /// (or, if the client asked to cancel meanwhile, ends it `cancelled`: an
+    /// unleased cancel-requested task would never be claimed again).
+    pub(crate) async fn release_at_shutdown(&self, id: &TaskId, handler: &RunningHandler) {
+        let now = self.clock.now();
+        let own = Guard {
+            lease_owner: Some(handler.holder.clone()),
+            attempt: Some(handler.attempt),
+            ..Guard::id(id.clone())
+        };
+        let release = GuardedUpdate::change(
+            Guard { cancel_requested: Some(false), ..own.clone() },
+            transitions::released_at_shutdown(now, handler.attempt, handler.max_attempts),
+        );
+        let cancel = GuardedUpdate::change(
+            Guard { cancel_requested: Some(true), ..own },
+            transitions::cancelled(now, &self.outcomes.retention, CANCELLED_BY_CLIENT),
+        );
+        // One of the two guards holds if we still own the task; neither if not.
+        match self.store.apply(vec![release, cancel]).await {
+            Ok(outcomes) => tracing::info!(
+                task = %id,
+                released = outcomes.first().is_some_and(UpdateOutcome::applied),
+                cancelled = outcomes.get(1).is_some_and(UpdateOutcome::applied),
+                "handed back at shutdown"
+            ),
+            Err(e) => tracing::warn!(task = %id, error = %e, "cannot hand back the lease at shutdown; it will lapse"),
         }
-        Some(StopReason::Shutdown) => {
-            release_at_shutdown(shared, id, handler).await;
-            return;
-        }
-        // Cancellation acknowledged to the client wins over whatever the
-        // handler returned, so "cancel acked ⇒ cancelled" unless already terminal.
-        Some(StopReason::CancelRequested) => cancel(),
-        None => {
-            let (settlement, change) = {
-                let mut rng = shared.next_random();
-                transitions::settle(
-                    outcome,
-                    record.attempt,
-                    record.max_attempts,
-                    now,
-                    &shared.policy,
-                    &shared.classifier,
-                    rng.as_mut(),
-                )
-            };
-            let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
-            match shared.apply_one(guarded).await {
-                Ok(UpdateOutcome::Applied(_)) => {
-                    log_settlement(record, &settlement);
-                    if matches!(settlement, Settlement::Retry { .. } | Settlement::Snoozed { .. }) {
-                        shared.wakeups.work_available();
-                    }
-                    return;
-                }
-                // Perhaps a cancel arrived after the last renewal: honour it.
-                Ok(_) => cancel(),
-                Err(e) => {
-                    tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide");
-                    return;
-                }
-            }
-        }
-    };
-    match shared.apply_one(update).await {
-        Ok(UpdateOutcome::Applied(_)) => {}
-        Ok(_) => tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
-        Err(e) => tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide"),
     }
 }
 
@@ -252,35 +312,5 @@ fn log_settlement(record: &TaskRecord, settlement: &Settlement) {
             class = %class.map_or_else(|| "protocol error".to_owned(), |c| c.to_string()),
             "failed"
         ),
-    }
-}
-
-/// Hands back the lease of a handler stopped at shutdown, attempt unspent
-/// (or, if the client asked to cancel meanwhile, ends it `cancelled`: an
-/// unleased cancel-requested task would never be claimed again).
-pub(crate) async fn release_at_shutdown(shared: &Shared, id: &TaskId, handler: &RunningHandler) {
-    let now = shared.now();
-    let own = Guard {
-        lease_owner: Some(handler.holder.clone()),
-        attempt: Some(handler.attempt),
-        ..Guard::id(id.clone())
-    };
-    let release = GuardedUpdate::change(
-        Guard { cancel_requested: Some(false), ..own.clone() },
-        transitions::released_at_shutdown(now, handler.attempt, handler.max_attempts),
-    );
-    let cancel = GuardedUpdate::change(
-        Guard { cancel_requested: Some(true), ..own },
-        transitions::cancelled(now, &shared.policy.retention, CANCELLED_BY_CLIENT),
-    );
-    // One of the two guards holds if we still own the task; neither if not.
-    match shared.store.apply(vec![release, cancel]).await {
-        Ok(outcomes) => tracing::info!(
-            task = %id,
-            released = outcomes.first().is_some_and(UpdateOutcome::applied),
-            cancelled = outcomes.get(1).is_some_and(UpdateOutcome::applied),
-            "handed back at shutdown"
-        ),
-        Err(e) => tracing::warn!(task = %id, error = %e, "cannot hand back the lease at shutdown; it will lapse"),
     }
 }

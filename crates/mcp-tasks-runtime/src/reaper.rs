@@ -3,15 +3,20 @@
 //! [`mcp_tasks_core::reaper::decide`] about each, and applies the decisions
 //! as one guarded write per batch, guarded on the version it read (orphans
 //! also on "no poll since the cutoff"), so a task that changed meanwhile is
-//! left alone.
+//! left alone. [`Reaper`] holds only what the pass uses; its loop is
+//! [`Reaper::spawn`].
+
+use std::sync::Arc;
 
 use mcp_tasks_core::reaper::{self, SWEEP_ORDER};
-use mcp_tasks_core::{Sweep, SweepContext, TaskRecord};
-use mcp_tasks_store::{Guard, GuardedUpdate, SweepQuery, UpdateOutcome};
+use mcp_tasks_core::{Clock, RetentionPolicy, Sweep, SweepContext, TaskRecord, Timestamp};
+use mcp_tasks_store::{Guard, GuardedUpdate, PollBuffer, SweepQuery, TaskStore, UpdateOutcome};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
-use crate::running::StopReason;
-use crate::shared::Shared;
+use crate::maintenance::{self, Schedule};
+use crate::running::{Running, StopReason};
 use crate::transitions;
 
 /// Candidates read per batch.
@@ -31,81 +36,114 @@ pub struct ReapReport {
     pub expired: usize,
 }
 
-/// One pass: flush buffered polls, then each sweep in order.
-pub(crate) async fn reap_once(shared: &Shared) -> Result<ReapReport, RuntimeError> {
-    // Polls noted before this pass must count, or a polled task could be reaped.
-    shared.polls.flush(shared.store.as_ref()).await?;
-    let mut report = ReapReport::default();
-    for sweep in SWEEP_ORDER {
-        let n = run_sweep(shared, sweep).await?;
-        match sweep {
-            Sweep::Timeouts => report.timed_out = n,
-            Sweep::Orphans => report.orphaned = n,
-            Sweep::Expiry => report.expired = n,
-        }
-    }
-    if report != ReapReport::default() {
-        tracing::info!(
-            timed_out = report.timed_out,
-            orphaned = report.orphaned,
-            expired = report.expired,
-            "reaper pass: {} timed out, {} orphaned, {} expired",
-            report.timed_out,
-            report.orphaned,
-            report.expired
-        );
-    }
-    Ok(report)
+/// The reaper's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct ReaperConfig {
+    /// The windows it enforces.
+    pub(crate) retention: RetentionPolicy,
+    /// When this runtime was built: silence is measured from no earlier.
+    pub(crate) silence_floor: Timestamp,
+    /// When its loop runs (every `reaper_interval`; a fleet gates it on leadership).
+    pub(crate) schedule: Schedule,
 }
 
-async fn run_sweep(shared: &Shared, sweep: Sweep) -> Result<usize, RuntimeError> {
-    let now = shared.now();
-    let ctx = SweepContext { now, retention: &shared.policy.retention, silence_floor: shared.started_at };
-    let query = match sweep {
-        Sweep::Timeouts => SweepQuery::PastDeadline { now, limit: SWEEP_BATCH },
-        Sweep::Orphans => match ctx.orphan_cutoff() {
-            Some(cutoff) => SweepQuery::Unseen { cutoff, limit: SWEEP_BATCH },
-            // This instance has not watched long enough to call anything abandoned.
-            None => return Ok(0),
-        },
-        Sweep::Expiry => SweepQuery::Expired { now, limit: SWEEP_BATCH },
-    };
-    let mut done = 0;
-    for _ in 0..MAX_BATCHES_PER_SWEEP {
-        let candidates = shared.store.sweep_candidates(query.clone()).await?;
-        let full = candidates.len() >= SWEEP_BATCH;
-        let updates: Vec<(TaskRecord, GuardedUpdate)> = candidates
-            .into_iter()
-            .filter_map(|record| {
-                let action = reaper::decide(sweep, &record, &ctx)?;
-                let guard = Guard { last_seen_at_or_before: ctx.orphan_cutoff().filter(|_| sweep == Sweep::Orphans), ..Guard::read(&record) };
-                let update = GuardedUpdate { guard, update: transitions::reaper_update(action, now, &shared.policy.retention) };
-                Some((record, update))
-            })
-            .collect();
-        if updates.is_empty() {
-            break;
-        }
-        let (records, updates): (Vec<_>, Vec<_>) = updates.into_iter().unzip();
-        let outcomes = shared.store.apply(updates).await?;
-        let mut applied = 0;
-        for (record, outcome) in records.iter().zip(&outcomes) {
-            match outcome {
-                UpdateOutcome::Applied(_) => {
-                    applied += 1;
-                    // A local handler of a timed-out or orphaned task must stop;
-                    // its own write would lose the guard anyway.
-                    shared.running.stop(&record.id, StopReason::LeaseLost);
-                }
-                _ => tracing::debug!(task = %record.id, "sweep skipped a task that changed since it was read"),
+/// The reaper pass and what it uses.
+pub(crate) struct Reaper {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Flushed first, so polls noted before a pass count in it.
+    pub(crate) polls: Arc<PollBuffer>,
+    /// Handlers here of a task the reaper ended are told to stop.
+    pub(crate) running: Arc<Running>,
+    pub(crate) config: ReaperConfig,
+}
+
+impl Reaper {
+    /// Runs [`reap_once`](Self::reap_once) on the reaper's schedule until `stop`.
+    pub(crate) fn spawn(self: &Arc<Self>, stop: CancellationToken) -> JoinHandle<()> {
+        let reaper = self.clone();
+        maintenance::spawn_pass("reaper", self.config.schedule.clone(), stop, move || {
+            let reaper = reaper.clone();
+            async move { reaper.reap_once().await.map(|_| ()) }
+        })
+    }
+
+    /// One pass: flush buffered polls, then each sweep in order.
+    pub(crate) async fn reap_once(&self) -> Result<ReapReport, RuntimeError> {
+        // Polls noted before this pass must count, or a polled task could be reaped.
+        self.polls.flush(self.store.as_ref()).await?;
+        let mut report = ReapReport::default();
+        for sweep in SWEEP_ORDER {
+            let n = self.run_sweep(sweep).await?;
+            match sweep {
+                Sweep::Timeouts => report.timed_out = n,
+                Sweep::Orphans => report.orphaned = n,
+                Sweep::Expiry => report.expired = n,
             }
         }
-        done += applied;
-        // Stop on a short batch, or when nothing applied (the same rows would come back).
-        if !full || applied == 0 {
-            break;
+        if report != ReapReport::default() {
+            tracing::info!(
+                timed_out = report.timed_out,
+                orphaned = report.orphaned,
+                expired = report.expired,
+                "reaper pass: {} timed out, {} orphaned, {} expired",
+                report.timed_out,
+                report.orphaned,
+                report.expired
+            );
         }
+        Ok(report)
     }
-    Ok(done)
-}
 
+    async fn run_sweep(&self, sweep: Sweep) -> Result<usize, RuntimeError> {
+        let now = self.clock.now();
+        let retention = &self.config.retention;
+        let ctx = SweepContext { now, retention, silence_floor: self.config.silence_floor };
+        let query = match sweep {
+            Sweep::Timeouts => SweepQuery::PastDeadline { now, limit: SWEEP_BATCH },
+            Sweep::Orphans => match ctx.orphan_cutoff() {
+                Some(cutoff) => SweepQuery::Unseen { cutoff, limit: SWEEP_BATCH },
+                // This instance has not watched long enough to call anything abandoned.
+                None => return Ok(0),
+            },
+            Sweep::Expiry => SweepQuery::Expired { now, limit: SWEEP_BATCH },
+        };
+        let mut done = 0;
+        for _ in 0..MAX_BATCHES_PER_SWEEP {
+            let candidates = self.store.sweep_candidates(query.clone()).await?;
+            let full = candidates.len() >= SWEEP_BATCH;
+            let updates: Vec<(TaskRecord, GuardedUpdate)> = candidates
+                .into_iter()
+                .filter_map(|record| {
+                    let action = reaper::decide(sweep, &record, &ctx)?;
+                    let guard = Guard { last_seen_at_or_before: ctx.orphan_cutoff().filter(|_| sweep == Sweep::Orphans), ..Guard::read(&record) };
+                    let update = GuardedUpdate { guard, update: transitions::reaper_update(action, now, retention) };
+                    Some((record, update))
+                })
+                .collect();
+            if updates.is_empty() {
+                break;
+            }
+            let (records, updates): (Vec<_>, Vec<_>) = updates.into_iter().unzip();
+            let outcomes = self.store.apply(updates).await?;
+            let mut applied = 0;
+            for (record, outcome) in records.iter().zip(&outcomes) {
+                match outcome {
+                    UpdateOutcome::Applied(_) => {
+                        applied += 1;
+                        // A local handler of a timed-out or orphaned task must stop;
+                        // its own write would lose the guard anyway.
+                        self.running.stop(&record.id, StopReason::LeaseLost);
+                    }
+                    _ => tracing::debug!(task = %record.id, "sweep skipped a task that changed since it was read"),
+                }
+            }
+            done += applied;
+            // Stop on a short batch, or when nothing applied (the same rows would come back).
+            if !full || applied == 0 {
+                break;
+            }
+        }
+        Ok(done)
+    }
+}

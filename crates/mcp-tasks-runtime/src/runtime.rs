@@ -1,60 +1,106 @@
-//! [`Runtime`]: the one object a server holds. Client operations (create,
-//! get, cancel, answer) read → decide → apply with the version they read,
-//! retrying a bounded number of times when they lose a race.
+//! [`Runtime`]: the one object a server holds. It starts and stops the
+//! passes (each holds only what it uses) and carries out the client
+//! operations: create, get, and cancel and answer, which read → let the core
+//! decide → write guarded on what they read, through [`cas`](crate::cas).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcp_tasks_core::{Policy, TaskId, TaskRecord};
-use mcp_tasks_store::{Change, Guard, GuardedUpdate, NewTask, TaskStore, UpdateOutcome};
+use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
+use mcp_tasks_core::input::{merge_answers, new_answers};
+use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord};
+use mcp_tasks_store::{Change, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
-use crate::background;
-use crate::builder::RuntimeBuilder;
-use crate::dead_letters::DeadLetters;
+use crate::background::Background;
+use crate::cas::{self, Decision, Resolution};
 use crate::error::RuntimeError;
-use crate::executor;
-use crate::reaper::{self, ReapReport};
-use crate::running::StopReason;
-use crate::shared::{MAX_CAS_RETRIES, Shared};
+use crate::executor::Executor;
+use crate::hints::Hints;
+use crate::poll_flusher::PollFlusher;
+use crate::reaper::{ReapReport, Reaper};
+use crate::registry::Tools;
+use crate::running::{Running, StopReason};
 use crate::tool::ToolSpec;
 use crate::transitions::{self, CANCELLED_BY_CLIENT};
-use crate::triage::{self, TriageReport, TriageScope};
+use crate::triage::{Triage, TriageReport, TriageScope};
 use crate::view::{CreateTask, TaskView};
+use crate::wakeups::Wakeups;
 
 /// Durable, policy-governed task execution over a [`TaskStore`]. Cheap to
 /// clone (an `Arc` inside); create one per process.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Runtime {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// What the facade holds: the client operations' own needs, and each pass
+/// (which holds only what it uses; none reaches into this).
+pub(crate) struct Inner {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) policy: Policy,
+    /// What one principal may hold; every creation carries it to the store.
+    pub(crate) quota: Quota,
+    pub(crate) single_node: bool,
+    pub(crate) tools: Arc<Tools>,
+    pub(crate) hints: Hints,
+    /// Poll instants of `tasks/get`, written in batches.
+    pub(crate) polls: Arc<PollBuffer>,
+    /// Handlers running here: a cancel reaches them at once.
+    pub(crate) running: Arc<Running>,
+    pub(crate) wakeups: Arc<Wakeups>,
+    pub(crate) executor: Arc<Executor>,
+    pub(crate) reaper: Arc<Reaper>,
+    pub(crate) triage: Arc<Triage>,
+    pub(crate) flusher: Arc<PollFlusher>,
+    pub(crate) background: Background,
+    pub(crate) started: AtomicBool,
+    /// Cancelled by shutdown: no more claims, no new tasks.
+    pub(crate) stopping: CancellationToken,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("owner", &self.inner.executor.config.owner)
+            .field("tools", &self.inner.tools.names())
+            .field("store", &self.inner.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The last handle is gone: stop the timers promptly.
+        self.background.stop();
+    }
 }
 
 impl Runtime {
-    /// Starts configuring a runtime on `store`.
-    pub fn builder(store: Arc<dyn TaskStore>) -> RuntimeBuilder {
-        RuntimeBuilder::new(store)
-    }
-
     /// Runs startup triage (every lease when single-node, else lapsed ones),
-    /// then spawns the executor, the reaper timer (reaper pass plus lapsed-lease
-    /// triage) and the poll-timestamp flusher. Calling it again does nothing.
+    /// then spawns the executor, the reaper timer, lapsed-lease triage (on
+    /// the reaper's period) and the poll-timestamp flusher. Calling it again
+    /// does nothing.
     pub async fn start(&self) -> Result<(), RuntimeError> {
-        if self.shared.is_stopping() {
+        let inner = &self.inner;
+        if inner.stopping.is_cancelled() {
             return Err(RuntimeError::ShuttingDown);
         }
-        if self.shared.started.swap(true, Ordering::SeqCst) {
+        if inner.started.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let scope = if self.shared.single_node { TriageScope::AllLeases } else { TriageScope::ExpiredLeases };
+        let scope = if inner.single_node { TriageScope::AllLeases } else { TriageScope::ExpiredLeases };
         let report = self.triage_once(scope).await?;
         let which = match scope {
             TriageScope::AllLeases => "every lease (single node: their holders are dead)",
             TriageScope::ExpiredLeases => "lapsed leases",
         };
         tracing::info!(
-            executor = %self.shared.owner,
+            executor = %self.executor_id(),
             resumed = report.resumed,
             reasked = report.reasked,
             failed = report.failed,
@@ -62,7 +108,11 @@ impl Runtime {
             cancelled = report.cancelled,
             "start-up triage of {which}: {report}"
         );
-        background::spawn_all(&self.shared);
+        let stop = inner.background.stop_token();
+        inner.background.keep(inner.executor.spawn(stop.clone()));
+        inner.background.keep(inner.reaper.spawn(stop.clone()));
+        inner.background.keep(inner.triage.spawn(stop.clone()));
+        inner.background.keep(inner.flusher.spawn(stop));
         Ok(())
     }
 
@@ -70,15 +120,15 @@ impl Runtime {
     /// within `grace`; then cancels the rest and hands their leases back
     /// without spending an attempt, so the next start resumes them at once.
     pub async fn shutdown(&self, grace: Duration) {
-        let shared = &self.shared;
-        shared.stopping.store(true, Ordering::SeqCst);
-        shared.background_stop.cancel();
+        let inner = &self.inner;
+        inner.stopping.cancel();
+        inner.background.stop();
         // Wait for an in-flight claim to finish so no handler starts after this.
-        drop(shared.claim_lock.lock().await);
+        inner.executor.wait_for_claims().await;
         // A handler waiting for input would not finish within any grace:
         // hand it back at once (attempt unspent; the next start asks again).
         let (waiting, executing): (Vec<_>, Vec<_>) =
-            shared.running.snapshot().into_iter().partition(|(_, h)| h.is_waiting());
+            inner.running.snapshot().into_iter().partition(|(_, h)| h.is_waiting());
         for (_, handler) in &waiting {
             handler.stop(StopReason::Shutdown);
         }
@@ -95,8 +145,8 @@ impl Runtime {
             );
         }
         let started = tokio::time::Instant::now();
-        let finished = tokio::time::timeout(grace, shared.running.wait_empty()).await.is_ok();
-        let left = shared.running.snapshot();
+        let finished = tokio::time::timeout(grace, inner.running.wait_empty()).await.is_ok();
+        let left = inner.running.snapshot();
         if finished {
             tracing::info!(waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), "shutdown: every handler has returned");
         } else {
@@ -110,14 +160,11 @@ impl Runtime {
             tracing::debug!(task = %id, "handed back at shutdown");
             handler.stop(StopReason::Shutdown);
             handler.abort();
-            executor::release_at_shutdown(shared, &id, &handler).await;
-            shared.running.remove(&id, &handler);
+            inner.executor.release_at_shutdown(&id, &handler).await;
+            inner.running.remove(&id, &handler);
         }
-        let loops: Vec<_> = shared.background.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
-        for handle in loops {
-            let _ = handle.await;
-        }
-        if let Err(e) = shared.polls.flush(shared.store.as_ref()).await {
+        inner.background.stop_and_join().await;
+        if let Err(e) = inner.flusher.flush_once().await {
             tracing::warn!(error = %e, "cannot write the last poll timestamps at shutdown");
         }
     }
@@ -136,19 +183,19 @@ impl Runtime {
     /// Arguments that do not match the tool's input schema are refused with
     /// [`RuntimeError::InvalidArguments`] before anything is stored.
     pub async fn create_or_join_task(&self, req: CreateTask) -> Result<(TaskView, bool), RuntimeError> {
-        let shared = &self.shared;
-        if shared.is_stopping() {
+        let inner = &self.inner;
+        if inner.stopping.is_cancelled() {
             return Err(RuntimeError::ShuttingDown);
         }
-        let Some(registered) = shared.tools.get(&req.tool) else {
-            return Err(RuntimeError::UnknownTool { tool: req.tool, known: shared.tool_names() });
+        let Some(registered) = inner.tools.get(&req.tool) else {
+            return Err(RuntimeError::UnknownTool { tool: req.tool, known: inner.tools.names() });
         };
         let violations = registered.arguments.violations(&req.arguments);
         if !violations.is_empty() {
             return Err(RuntimeError::InvalidArguments { tool: req.tool, violations });
         }
-        let now = shared.now();
-        let created = shared
+        let now = inner.clock.now();
+        let created = inner
             .store
             .create(NewTask {
                 id: TaskId::random(),
@@ -156,26 +203,26 @@ impl Runtime {
                 arguments: req.arguments,
                 principal: req.principal,
                 idempotency_key: req.idempotency_key,
-                max_attempts: shared.policy.retry.max_attempts,
+                max_attempts: inner.policy.retry.max_attempts,
                 created_at: now,
-                deadline_at: now.plus(shared.policy.retention.max_execution),
+                deadline_at: now.plus(inner.policy.retention.max_execution),
                 run_at: now,
                 status_message: None,
-                quota: Some(shared.quota),
+                quota: Some(inner.quota),
             })
             .await?;
         if created.created {
-            shared.wakeups.work_available();
+            inner.wakeups.work_available();
         }
-        Ok((shared.view(created.record).await, created.created))
+        Ok((self.view(created.record).await, created.created))
     }
 
     /// Reads a task (recording the poll in memory, written in batches).
     /// Another principal's task is [`RuntimeError::TaskNotFound`].
     pub async fn get_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
-        let record = self.shared.read_visible(id, principal).await?;
-        self.shared.polls.record(id, self.shared.now());
-        Ok(self.shared.view(record).await)
+        let record = self.read_visible(id, principal).await?;
+        self.inner.polls.record(id, self.inner.clock.now());
+        Ok(self.view(record).await)
     }
 
     /// Asks to cancel a task; the acknowledgement is durable. An unleased
@@ -185,37 +232,33 @@ impl Runtime {
     /// handler returns — whatever the handler returned. A terminal task is
     /// returned unchanged.
     pub async fn cancel_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
-        let shared = &self.shared;
-        for _ in 0..MAX_CAS_RETRIES {
-            let record = shared.read_visible(id, principal).await?;
-            let now = shared.now();
-            // A lapsed lease belongs to a dead or stalled executor: nobody will
-            // honour a flag, so cancel directly (a late write by it loses its guard).
-            let leased = record.lease.as_ref().is_some_and(|l| l.expires_at > now);
-            if record.status.is_terminal() || (record.cancel_requested && leased) {
-                shared.running.stop(id, StopReason::CancelRequested);
-                return Ok(shared.view(record).await);
-            }
-            let change = if leased {
-                Change {
+        let inner = &*self.inner;
+        let resolution = cas::read_decide_write(inner.store.as_ref(), || async move {
+            let record = self.read_visible(id, principal).await?;
+            let now = inner.clock.now();
+            let change = match decide_cancel(&record, now) {
+                CancelDecision::Unchanged => return Ok(Decision::Done(record)),
+                CancelDecision::Request => Change {
                     now,
                     cancel_requested: Some(true),
-                    status_message: Some(Some("cancellation requested".to_owned())),
+                    status_message: Some(Some(CANCEL_REQUESTED.to_owned())),
                     ..Change::default()
-                }
-            } else {
-                transitions::cancelled(now, &shared.policy.retention, CANCELLED_BY_CLIENT)
+                },
+                CancelDecision::CancelNow => transitions::cancelled(now, &inner.policy.retention, CANCELLED_BY_CLIENT),
             };
-            match shared.apply_one(GuardedUpdate::change(Guard::read(&record), change)).await? {
-                UpdateOutcome::Applied(Some(after)) => {
-                    shared.running.stop(id, StopReason::CancelRequested);
-                    return Ok(shared.view(after).await);
-                }
-                UpdateOutcome::NotFound => return Err(RuntimeError::TaskNotFound(id.clone())),
-                _ => tracing::debug!(task = %id, "cancel lost a race; re-reading"),
-            }
-        }
-        Err(contended(id))
+            Ok(Decision::Write(GuardedUpdate::change(Guard::read(&record), change), record))
+        })
+        .await?;
+        // Whatever was written (or had been), a handler here stops at once.
+        let record = match resolution {
+            Resolution::Done(record) => record,
+            Resolution::Applied(Some(after), _) => *after,
+            Resolution::Applied(None, _) => self.read_visible(id, principal).await?,
+            Resolution::Gone => return Err(RuntimeError::TaskNotFound(id.clone())),
+            Resolution::Contended => return Err(cas::contended(id)),
+        };
+        inner.running.stop(id, StopReason::CancelRequested);
+        Ok(self.view(record).await)
     }
 
     /// Records answers to a task's input requests and wakes its handler.
@@ -230,93 +273,111 @@ impl Runtime {
         principal: Option<&str>,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), RuntimeError> {
-        let shared = &self.shared;
-        for _ in 0..MAX_CAS_RETRIES {
-            let record = shared.read_visible(id, principal).await?;
-            check_answers(&record, &responses)?;
-            let Some(merged) = merge_answers(&record, &responses) else {
-                return Ok(());
-            };
-            let change = Change { now: shared.now(), input_responses: Some(merged), ..Change::default() };
-            match shared.apply_one(GuardedUpdate::change(Guard::read(&record), change)).await? {
-                UpdateOutcome::Applied(_) => {
-                    shared.wakeups.answered(id);
-                    return Ok(());
-                }
-                UpdateOutcome::NotFound => return Err(RuntimeError::TaskNotFound(id.clone())),
-                UpdateOutcome::Lost => tracing::debug!(task = %id, "answer lost a race; re-reading"),
+        let inner = &*self.inner;
+        let responses = &responses;
+        let resolution = cas::read_decide_write(inner.store.as_ref(), || async move {
+            let record = self.read_visible(id, principal).await?;
+            check_answers(&record, responses)?;
+            let Some(merged) = merge_answers(&record, responses) else { return Ok(Decision::Done(())) };
+            let change = Change { now: inner.clock.now(), input_responses: Some(merged), ..Change::default() };
+            Ok(Decision::Write(GuardedUpdate::change(Guard::read(&record), change), ()))
+        })
+        .await?;
+        match resolution {
+            Resolution::Done(()) => Ok(()),
+            Resolution::Applied(..) => {
+                inner.wakeups.answered(id);
+                Ok(())
             }
+            Resolution::Gone => Err(RuntimeError::TaskNotFound(id.clone())),
+            Resolution::Contended => Err(cas::contended(id)),
         }
-        Err(contended(id))
     }
 
     /// The registered tools' declarations, by name.
     pub fn tools(&self) -> Vec<ToolSpec> {
-        self.shared.tools.values().map(|t| t.spec.clone()).collect()
+        self.inner.tools.specs()
     }
 
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
-        &self.shared.policy
+        &self.inner.policy
     }
 
     /// The store.
     pub fn store(&self) -> &Arc<dyn TaskStore> {
-        &self.shared.store
+        &self.inner.store
     }
 
     /// This runtime's lease owner name (unique per runtime).
     pub fn executor_id(&self) -> &str {
-        &self.shared.owner
+        &self.inner.executor.config.owner
     }
 
     /// One reaper pass: flush polls; then timeouts → orphans → expiry.
     pub async fn reap_once(&self) -> Result<ReapReport, RuntimeError> {
-        reaper::reap_once(&self.shared).await
+        self.inner.reaper.reap_once().await
     }
 
     /// One triage pass over `scope`.
     pub async fn triage_once(&self, scope: TriageScope) -> Result<TriageReport, RuntimeError> {
-        triage::triage_once(&self.shared, scope).await
+        self.inner.triage.triage_once(scope).await
     }
 
     /// Writes buffered poll timestamps; returns how many.
     pub async fn flush_polls(&self) -> Result<usize, RuntimeError> {
-        Ok(self.shared.polls.flush(self.shared.store.as_ref()).await?)
+        self.inner.flusher.flush_once().await
     }
 
     /// Claims due tasks up to the free concurrency and spawns their
     /// handlers; returns how many started.
     pub async fn run_due_once(&self) -> Result<usize, RuntimeError> {
-        executor::run_due_once(&self.shared).await
+        self.inner.executor.run_due_once().await
     }
 
     /// How many handlers run in this process now.
     pub fn running(&self) -> usize {
-        self.shared.running.len()
+        self.inner.running.len()
     }
 
     /// Waits until no handler runs in this process (each one's outcome written).
     pub async fn idle(&self) {
-        self.shared.running.wait_empty().await
+        self.inner.running.wait_empty().await
     }
 
-    /// The dead-letter queue.
-    pub fn dead_letters(&self) -> DeadLetters<'_> {
-        DeadLetters { runtime: self }
+    /// Reads a task the caller may see: another principal's task is
+    /// reported exactly like a missing one.
+    pub(crate) async fn read_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskRecord, RuntimeError> {
+        self.inner.store.get_visible(id, principal).await?.ok_or_else(|| RuntimeError::TaskNotFound(id.clone()))
+    }
+
+    /// The wire view of `record`: the numbers the server advertises with it.
+    pub(crate) async fn view(&self, record: TaskRecord) -> TaskView {
+        let inner = &self.inner;
+        let retention = &inner.policy.retention;
+        TaskView {
+            ttl_ms: retention.ttl_ms(&record),
+            poll_interval_ms: inner.hints.poll_interval_ms(&record.tool, inner.store.as_ref(), inner.clock.now()).await,
+            orphan_window_ms: u64::try_from(retention.orphan_after.as_millis()).unwrap_or(u64::MAX),
+            record,
+        }
+    }
+
+    /// The clock every decision reads.
+    pub(crate) fn now(&self) -> mcp_tasks_core::Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// Wakes the executor: work is due.
+    pub(crate) fn work_available(&self) {
+        self.inner.wakeups.work_available();
     }
 }
 
 /// Refuses the first new answer that does not fit its request (answers to
 /// unknown or answered keys, or to a terminal task, are ignored anyway).
 fn check_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Result<(), RuntimeError> {
-    if record.status.is_terminal() {
-        return Ok(());
-    }
-    for (key, answer) in responses {
-        let Some(request) = record.input_requests.get(key).filter(|_| !record.input_responses.contains_key(key)) else {
-            continue;
-        };
+    for (key, request, answer) in new_answers(record, responses) {
         let violations = crate::answers::answer_violations(request, answer);
         if !violations.is_empty() {
             return Err(RuntimeError::InvalidAnswer { key: key.clone(), violations });
@@ -325,31 +386,7 @@ fn check_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Re
     Ok(())
 }
 
-/// The task's answers with the new ones added, or `None` if nothing new
-/// applies (unknown or answered keys, or a terminal task).
-fn merge_answers(record: &TaskRecord, responses: &BTreeMap<String, Value>) -> Option<BTreeMap<String, Value>> {
-    if record.status.is_terminal() {
-        return None;
-    }
-    let mut merged = record.input_responses.clone();
-    let mut added = false;
-    for (k, v) in responses {
-        if record.input_requests.contains_key(k) && !merged.contains_key(k) {
-            merged.insert(k.clone(), v.clone());
-            added = true;
-        }
-    }
-    added.then_some(merged)
-}
-
 /// A duration as an operator reads it: `10 s`, `250 ms`.
 fn humane(d: Duration) -> String {
     if d.subsec_millis() == 0 && d.as_secs() > 0 { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
 }
-
-fn contended(id: &TaskId) -> RuntimeError {
-    RuntimeError::Store(mcp_tasks_store::StoreError::Unavailable(format!(
-        "task {id} kept changing under {MAX_CAS_RETRIES} consecutive attempts to update it; try again"
-    )))
-}
-

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mcp_tasks_core::reaper::ReaperAction;
 use mcp_tasks_core::{
-    Classifier, Failure, FailureClass, Policy, RandomSource, RetentionPolicy, RetryDecision, TaskError,
+    Classifier, Failure, FailureClass, RandomSource, RetentionPolicy, RetryDecision, RetryPolicy, TaskError,
     TaskRecord, TaskStatus, Timestamp, TriageDecision,
 };
 use mcp_tasks_store::{Change, NewDeadLetter, Update};
@@ -102,6 +102,15 @@ pub(crate) enum Settlement {
     },
 }
 
+/// What decides an attempt's outcome: the classifier, the retry policy, and
+/// the retention of a task that ends.
+#[derive(Debug, Clone)]
+pub(crate) struct OutcomeRules {
+    pub(crate) classifier: Classifier,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) retention: RetentionPolicy,
+}
+
 /// Turns the outcome of attempt `attempt` (of `max`) into the change to
 /// write: classifier and retry policy decide, this writes their decision.
 pub(crate) fn settle(
@@ -109,11 +118,10 @@ pub(crate) fn settle(
     attempt: u32,
     max: u32,
     now: Timestamp,
-    policy: &Policy,
-    classifier: &Classifier,
+    rules: &OutcomeRules,
     rng: &mut dyn RandomSource,
 ) -> (Settlement, Change) {
-    let retention = &policy.retention;
+    let (retry, retention, classifier) = (&rules.retry, &rules.retention, &rules.classifier);
     let failure = match outcome {
         Ok(result) => return (Settlement::Completed, completed(now, retention, result)),
         Err(f) => f,
@@ -137,7 +145,7 @@ pub(crate) fn settle(
         FailureKind::Permanent => FailureClass::Permanent,
     };
     // The task's own ceiling governs (a requeued task carries the policy's at requeue time).
-    let retry = mcp_tasks_core::RetryPolicy { max_attempts: max, ..policy.retry.clone() };
+    let retry = RetryPolicy { max_attempts: max, ..retry.clone() };
     match retry.decide(class, attempt, rng) {
         RetryDecision::Retry { next_attempt, delay } => {
             let message = format!(
@@ -238,9 +246,10 @@ mod tests {
     use mcp_tasks_core::random::Scripted;
 
     fn run(outcome: Result<Value, ToolFailure>, attempt: u32) -> (Settlement, Change) {
-        let policy = Policy::default();
+        let policy = mcp_tasks_core::Policy::default();
         let mut rng = Scripted::new(vec![0.5]);
-        settle(outcome, attempt, 3, Timestamp::from_secs(100), &policy, &Classifier::default(), &mut rng)
+        let rules = OutcomeRules { classifier: Classifier::default(), retry: policy.retry, retention: policy.retention };
+        settle(outcome, attempt, 3, Timestamp::from_secs(100), &rules, &mut rng)
     }
 
     #[test]

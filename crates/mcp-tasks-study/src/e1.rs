@@ -1,25 +1,30 @@
 //! E1 — does the handle survive the restart? (paper §6.1, Table 1)
 //!
 //! Twenty `long_running_report` tasks are created through the real
-//! [`Runtime`] on a manual clock; five seconds later an executor claims them
-//! all from the store and finishes the first twelve with guarded updates, as
-//! the runtime's executor does. Then the process "crashes": runtime and store
-//! are dropped with no shutdown. Thirty seconds later a new store of the same
-//! kind is opened (the same SQLite file; a fresh, empty memory store), a new
-//! runtime runs the real restart triage, and the client asks for every handle.
+//! [`Runtime`] on a manual clock: twelve quick reports (0 s) and eight of a
+//! minute. Five seconds later the runtime's own executor claims all twenty
+//! and runs their handlers; the twelve quick ones return and the executor
+//! writes their completions through its real settle path (guarded on its
+//! lease). Then the process "crashes" with the eight still running: the
+//! async runtime it all ran on is dropped, so handlers, runtime and store
+//! vanish without a shutdown or another write. Thirty seconds later a new
+//! store of the same kind is opened (the same SQLite file; a fresh, empty
+//! memory store), a new runtime runs the real restart triage, and the client
+//! asks for every handle.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{Lease, ManualClock, Policy, TaskId, TaskStatus, Timestamp};
+use mcp_tasks_core::{ManualClock, Policy, TaskId, TaskStatus, Timestamp};
 use mcp_tasks_runtime::{CreateTask, Runtime, RuntimeError, TriageScope};
-use mcp_tasks_store::{Change, ClaimParams, Guard, GuardedUpdate, MemoryStore, TaskStore};
+use mcp_tasks_store::{MemoryStore, TaskStore};
 use serde::Serialize;
 
 use crate::error::StudyError;
 use crate::progress::Progress;
 use crate::table::{Table, percent};
-use crate::tool::{LongRunningReport, TOOL_NAME, report_result};
+use crate::tool::{LongRunningReport, TOOL_NAME};
 
 /// Handles the client holds.
 pub const ISSUED: usize = 20;
@@ -27,8 +32,11 @@ pub const ISSUED: usize = 20;
 pub const COMPLETED: usize = 12;
 /// Where the manual clock starts, seconds since the epoch.
 pub const CLOCK_START_S: i64 = 1_000_000;
-/// The executor that dies in the crash.
-const DEAD_EXECUTOR: &str = "study-executor-before-crash";
+/// How long an in-flight report takes: far longer than the run before the crash.
+const IN_FLIGHT_REPORT_S: u64 = 60;
+/// How long (real time) the study waits for the quick reports' completions
+/// to be written before it calls the run broken.
+const SETTLE_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Which store the server ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -76,7 +84,7 @@ pub struct E1Row {
 }
 
 /// Opens a store of `kind`; for SQLite, the file at `path`.
-fn open(kind: StoreKind, path: &std::path::Path) -> Result<Arc<dyn TaskStore>, StudyError> {
+fn open(kind: StoreKind, path: &Path) -> Result<Arc<dyn TaskStore>, StudyError> {
     Ok(match kind {
         StoreKind::Memory => Arc::new(MemoryStore::new()),
         StoreKind::Sqlite => Arc::new(
@@ -91,9 +99,43 @@ fn runtime(store: Arc<dyn TaskStore>, clock: &ManualClock) -> Result<Runtime, St
         .policy(Policy::default())
         .clock(Arc::new(clock.clone()))
         .tool(Arc::new(LongRunningReport::default()))
+        // Room to run all of them at once, as one claim.
+        .concurrency(ISSUED)
         .single_node(true)
         .build()
         .map_err(|e| StudyError::runtime("E1 runtime", e))
+}
+
+/// Until the crash: create the handles, let the executor claim them all
+/// and complete the quick ones; returns the handles. Runs on its own async
+/// runtime, whose drop is the crash.
+async fn before_crash(kind: StoreKind, path: &Path, clock: &ManualClock) -> Result<Vec<TaskId>, StudyError> {
+    let err = |what: &'static str| move |e: RuntimeError| StudyError::runtime(format!("E1 {what}"), e);
+    let rt = runtime(open(kind, path)?, clock)?;
+    let mut handles = Vec::with_capacity(ISSUED);
+    for i in 0..ISSUED {
+        let seconds = if i < COMPLETED { 0 } else { IN_FLIGHT_REPORT_S };
+        let view = rt
+            .create_task(CreateTask::new(TOOL_NAME, serde_json::json!({ "seconds": seconds })))
+            .await
+            .map_err(err("create"))?;
+        handles.push(view.record.id);
+    }
+    clock.advance(Duration::from_secs(5));
+    let started = rt.run_due_once().await.map_err(err("claim"))?;
+    if started != ISSUED {
+        return Err(StudyError::runtime("E1 claim", format!("the executor started {started} of {ISSUED} tasks")));
+    }
+    // The quick reports return at once; their handlers leave the registry
+    // only after the executor has written their completions.
+    let deadline = std::time::Instant::now() + SETTLE_DEADLINE;
+    while rt.running() > ISSUED - COMPLETED {
+        if std::time::Instant::now() > deadline {
+            return Err(StudyError::runtime("E1 complete", format!("{} handlers still running", rt.running())));
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    Ok(handles)
 }
 
 /// Runs the scenario on `kind`.
@@ -102,66 +144,23 @@ pub async fn run_store(kind: StoreKind) -> Result<E1Row, StudyError> {
     let path = dir.path().join("tasks.db");
     let clock = ManualClock::new(Timestamp::from_secs(CLOCK_START_S));
     let err = |what: &'static str| move |e: RuntimeError| StudyError::runtime(format!("E1 {what}"), e);
-    let serr = |what: &'static str| move |e: mcp_tasks_store::StoreError| StudyError::runtime(format!("E1 {what}"), e);
 
-    // Before the crash.
-    let handles: Vec<TaskId> = {
-        let rt = runtime(open(kind, &path)?, &clock)?;
-        let mut handles = Vec::with_capacity(ISSUED);
-        for _ in 0..ISSUED {
-            let view = rt
-                .create_task(CreateTask::new(TOOL_NAME, serde_json::json!({"seconds": 60})))
-                .await
-                .map_err(err("create"))?;
-            handles.push(view.record.id);
-        }
-        clock.advance(Duration::from_secs(5));
-        let now = clock_now(&clock);
-        let policy = rt.policy().clone();
-        let claimed = rt
-            .store()
-            .claim(ClaimParams {
-                owner: DEAD_EXECUTOR.into(),
-                now,
-                lease_expires_at: now.plus(policy.lease_duration),
-                limit: ISSUED,
-                tools: Some(vec![TOOL_NAME.into()]),
-            })
-            .await
-            .map_err(serr("claim"))?;
-        if claimed.len() != ISSUED {
-            return Err(StudyError::runtime("E1 claim", format!("claimed {} of {ISSUED} tasks", claimed.len())));
-        }
-        let finish: Vec<GuardedUpdate> = handles[..COMPLETED]
-            .iter()
-            .map(|id| {
-                let guard = Guard {
-                    status: Some(TaskStatus::Working),
-                    lease_owner: Some(DEAD_EXECUTOR.into()),
-                    ..Guard::id(id.clone())
-                };
-                GuardedUpdate::change(
-                    guard,
-                    Change {
-                        now,
-                        status: Some(TaskStatus::Completed),
-                        status_message: Some(Some("report ready".into())),
-                        run_at: Some(None),
-                        lease: Some(None::<Lease>),
-                        terminal_at: Some(now),
-                        expires_at: Some(Some(policy.retention.expires_at(TaskStatus::Completed, now))),
-                        result: Some(report_result(60)),
-                        ..Change::default()
-                    },
-                )
-            })
-            .collect();
-        let outcomes = rt.store().apply(finish).await.map_err(serr("complete"))?;
-        if !outcomes.iter().all(|o| o.applied()) {
-            return Err(StudyError::runtime("E1 complete", "a guarded completion lost its race"));
-        }
-        handles
-        // The crash: runtime and store dropped here, no shutdown.
+    let handles = {
+        let (path, clock): (PathBuf, ManualClock) = (path.clone(), clock.clone());
+        tokio::task::spawn_blocking(move || {
+            let process = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| StudyError::runtime("E1 server process", e))?;
+            let handles = process.block_on(before_crash(kind, &path, &clock));
+            // The crash: every task of the process (the eight handlers still
+            // sleeping among them) is dropped mid-await, and with them the
+            // runtime and the store, without a shutdown or another write.
+            drop(process);
+            handles
+        })
+        .await
+        .map_err(|e| StudyError::runtime("E1 server process", e))??
     };
 
     clock.advance(Duration::from_secs(30));
@@ -205,10 +204,6 @@ pub async fn run_store(kind: StoreKind) -> Result<E1Row, StudyError> {
         survival: resolved as f64 / ISSUED as f64,
         reason,
     })
-}
-
-fn clock_now(clock: &ManualClock) -> Timestamp {
-    mcp_tasks_core::Clock::now(clock)
 }
 
 /// E1's result: in-memory first, then SQLite.

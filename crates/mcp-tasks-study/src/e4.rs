@@ -108,21 +108,16 @@ pub struct E4Cell {
 }
 
 /// The server policy of one cell: the orphan window W, a deadline beyond the
-/// run, and maintenance periods that pass validation for any W (the study
-/// drives the reaper itself, so these are declarations, not timers).
+/// run, and the sweep interval, with the periods and hint bounds brought
+/// within what `Policy::validate` accepts for W by the policy's own rules
+/// ([`Policy::fitted_to_windows`]). The study drives the reaper itself, so
+/// the periods are declarations, not timers.
 pub fn cell_policy(window_s: f64, params: &E4Params) -> Policy {
     let mut policy = Policy::default();
-    let window = Duration::from_secs_f64(window_s);
-    policy.retention.orphan_after = window;
+    policy.retention.orphan_after = Duration::from_secs_f64(window_s);
     policy.retention.max_execution = Duration::from_secs_f64(params.max_execution_s());
-    let quarter = window.min(policy.retention.max_execution) / mcp_tasks_core::policy::SWEEPS_PER_WINDOW;
-    policy.reaper_interval = Duration::from_secs_f64(params.sweep_interval_s).min(quarter).max(Duration::from_millis(1));
-    let half = window / 2;
-    policy.poll_hint.max = policy.poll_hint.max.min(half);
-    policy.poll_hint.unknown = policy.poll_hint.unknown.min(half);
-    policy.poll_hint.min = policy.poll_hint.min.min(policy.poll_hint.max);
-    policy.poll_flush_interval = policy.poll_flush_interval.min(half);
-    policy
+    policy.reaper_interval = Duration::from_secs_f64(params.sweep_interval_s);
+    policy.fitted_to_windows()
 }
 
 /// Runs one cell: ceiling `max_ms`, window `window_s`; with `honour` the

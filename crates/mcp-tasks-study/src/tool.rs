@@ -1,9 +1,8 @@
 //! The study's one tool, `long_running_report`: a real [`TaskTool`] the
-//! runtime registers. E1 and E4 need its declaration and the runtime's
-//! handling of its tasks, not its handler: the study never lets the executor
-//! start it (E1 plays the executor's claim and completion writes itself, E4's
-//! task must never finish). Its handler waits through the context's
-//! cancellation-aware sleep.
+//! runtime registers. In E1 the runtime's executor runs it (a 0 s report
+//! returns at once, a 60 s one is still running at the crash); in E4 the
+//! executor never starts it, since that task must never finish. Its handler
+//! waits through the context's cancellation-aware sleep.
 
 use std::time::Duration;
 
