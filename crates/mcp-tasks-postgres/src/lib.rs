@@ -19,6 +19,7 @@
 mod apply;
 mod batcher;
 mod claim;
+mod clock;
 mod create;
 mod dead_letters;
 mod failure;
@@ -36,6 +37,7 @@ pub mod testing;
 mod url;
 
 pub use batcher::CreateStats;
+pub use clock::{DEFAULT_CLOCK_REFRESH, DatabaseClock};
 pub use options::PostgresOptions;
 pub use store::PostgresStore;
 

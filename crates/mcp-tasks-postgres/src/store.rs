@@ -2,16 +2,18 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
-use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
     PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
 };
 
 use crate::batcher::{Batcher, CreateStats};
+use crate::clock::DatabaseClock;
 use crate::failure::Failure;
 use crate::open::open_pool;
 use crate::options::PostgresOptions;
@@ -64,6 +66,15 @@ impl PostgresStore {
     /// The database URL, without its password.
     pub fn url(&self) -> &str {
         &self.shown_url
+    }
+
+    /// The database server's clock, read through `local` plus a measured
+    /// offset (sampled once here; see [`DatabaseClock::spawn_refresher`]).
+    /// A fleet's instances use it for every instant they write or judge
+    /// (leases, deadlines, the leader's term), so their own clocks' skew
+    /// does not matter.
+    pub async fn database_clock(&self, local: Arc<dyn Clock>) -> Result<Arc<DatabaseClock>, StoreError> {
+        DatabaseClock::sampled(self.pool.clone(), local).await
     }
 
     /// Commits and creations of the creation batcher so far: `creates /

@@ -12,6 +12,7 @@ use mcp_tasks_server::config::{load_tokens, parse_duration};
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
 use mcp_tasks_runtime::DEFAULT_QUOTA;
+use mcp_tasks_core::{Clock, SystemClock};
 use mcp_tasks_store::{Quota, TaskStore};
 
 use super::listen_addr::parse_listen;
@@ -97,11 +98,23 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // (a second server on this file is refused; `tasks`/`dlq` open without
     // it). On PostgreSQL other instances may hold live leases: only lapsed
     // ones are triaged.
+    // On PostgreSQL every instant comes from the database server's clock
+    // (sampled, offset kept), so instances with skewed clocks agree on
+    // when a lease or a leader's term lapses.
+    let mut clock: Option<Arc<dyn Clock>> = None;
     let (store, sqlite, single_node, location): (Arc<dyn TaskStore>, Option<Arc<mcp_tasks_sqlite::SqliteStore>>, bool, String) =
         match &args.database_url {
             Some(url) => {
                 let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
                 let location = format!("PostgreSQL {}", store.url());
+                let database_clock = store.database_clock(Arc::new(SystemClock)).await?;
+                database_clock.spawn_refresher(mcp_tasks_postgres::DEFAULT_CLOCK_REFRESH);
+                tracing::info!(
+                    "using the database's clock: it is {:?} {} this machine's",
+                    database_clock.offset(),
+                    if database_clock.database_is_ahead() { "ahead of" } else { "behind" }
+                );
+                clock = Some(database_clock);
                 (Arc::new(store), None, false, location)
             }
             None => {
@@ -112,7 +125,11 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 (sqlite.clone(), Some(sqlite), true, format!("SQLite {}", args.db.display()))
             }
         };
-    let mut builder = TaskServer::builder(store)
+    let mut builder = TaskServer::builder(store);
+    if let Some(clock) = clock {
+        builder = builder.clock(clock);
+    }
+    builder = builder
         .policy(policy)
         .single_node(single_node)
         .max_body_bytes(args.max_body_bytes)
