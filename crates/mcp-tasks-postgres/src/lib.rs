@@ -23,6 +23,7 @@ mod clock;
 mod create;
 mod dead_letters;
 mod failure;
+mod leader;
 mod open;
 mod options;
 mod polls;

@@ -159,6 +159,18 @@ INSERT INTO principal_usage (principal, tasks, argument_bytes)
     SELECT coalesce(principal, ''), count(*), coalesce(sum(octet_length(arguments)), 0)
     FROM tasks GROUP BY 1;
 "#,
+}, Migration {
+    description: "the maintenance leader's lease",
+    // One row at most (the key is always true). A term is won or kept by
+    // one guarded upsert (leader.rs); `term` counts hand-overs, for logs.
+    sql: r#"
+CREATE TABLE maintenance_leader (
+    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    holder     text    NOT NULL,
+    term       bigint  NOT NULL,
+    expires_at bigint  NOT NULL              -- ms since the epoch, on the database's clock
+);
+"#,
 }];
 
 /// The schema version this build writes and understands.

@@ -9,11 +9,12 @@ use deadpool_postgres::{GenericClient, Pool};
 use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
-    PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
+    Leadership, PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
 };
 
 use crate::batcher::{Batcher, CreateStats};
 use crate::clock::DatabaseClock;
+use crate::leader::LeaseLeadership;
 use crate::failure::Failure;
 use crate::open::open_pool;
 use crate::options::PostgresOptions;
@@ -36,6 +37,7 @@ pub struct PostgresStore {
     shown_url: String,
     pool: Pool,
     batcher: Batcher,
+    leadership: Arc<LeaseLeadership>,
 }
 
 impl PostgresStore {
@@ -58,6 +60,7 @@ impl PostgresStore {
         let pool = open_pool(url, &shown_url, &options).await?;
         Ok(PostgresStore {
             batcher: Batcher::start(pool.clone()),
+            leadership: Arc::new(LeaseLeadership::new(pool.clone())),
             pool,
             shown_url,
         })
@@ -194,5 +197,10 @@ impl TaskStore for PostgresStore {
 
     async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
         report(dead_letters::purge(&self.pool, &query).await)
+    }
+
+    /// A lease row in the schema (`maintenance_leader`): see `leader.rs`.
+    fn leadership(&self) -> Arc<dyn Leadership> {
+        self.leadership.clone()
     }
 }

@@ -8,27 +8,17 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::executor;
-use crate::reaper;
+use crate::leader;
 use crate::shared::Shared;
-use crate::triage::{self, TriageScope};
 
 pub(crate) fn spawn_all(shared: &Arc<Shared>) {
     let mut loops = shared.background.lock().unwrap_or_else(|p| p.into_inner());
     loops.push(tokio::spawn(executor_loop(Arc::downgrade(shared))));
+    loops.push(leader::spawn_campaign(shared));
+    // Only the maintenance leader sweeps (always this process on a store
+    // no other process shares).
     loops.push(every(shared, shared.policy.reaper_interval, "reaper", |s| async move {
-        reaper::reap_once(&s).await.map(|_| ())?;
-        let report = triage::triage_once(&s, TriageScope::ExpiredLeases).await?;
-        if report.total() > 0 {
-            tracing::info!(
-                resumed = report.resumed,
-                reasked = report.reasked,
-                failed = report.failed,
-                poisoned = report.poisoned,
-                cancelled = report.cancelled,
-                "lapsed-lease triage: {report}"
-            );
-        }
-        Ok(())
+        leader::maintain_once(&s).await.map(|_| ())
     }));
     loops.push(every(shared, shared.policy.poll_flush_interval, "poll flusher", |s| async move {
         s.polls.flush(s.store.as_ref()).await.map(|_| ()).map_err(Into::into)

@@ -47,6 +47,7 @@ pub struct RuntimeBuilder {
     claim_interval: Duration,
     random: Option<Box<dyn RandomSource>>,
     quota: Quota,
+    leader_lease: Duration,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -72,6 +73,7 @@ impl RuntimeBuilder {
             claim_interval: DEFAULT_CLAIM_INTERVAL,
             random: None,
             quota: DEFAULT_QUOTA,
+            leader_lease: crate::leader::DEFAULT_LEADER_LEASE,
         }
     }
 
@@ -125,6 +127,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The maintenance leader's term (default
+    /// [`DEFAULT_LEADER_LEASE`](crate::DEFAULT_LEADER_LEASE)), renewed every
+    /// third of it: when the leader dies, another runtime on the store takes
+    /// the reaper and lapsed-lease triage over within `lease + lease / 3`.
+    pub fn leader_lease(mut self, lease: Duration) -> Self {
+        self.leader_lease = lease;
+        self
+    }
+
     /// How often the executor looks for due work when nothing woke it.
     pub fn claim_interval(mut self, every: Duration) -> Self {
         self.claim_interval = every;
@@ -152,6 +163,9 @@ impl RuntimeBuilder {
         if self.concurrency == 0 {
             return Err(RuntimeError::InvalidPolicy("concurrency must be at least 1".into()));
         }
+        if self.leader_lease < Duration::from_millis(3) {
+            return Err(RuntimeError::InvalidPolicy("leader_lease must be at least 3 ms".into()));
+        }
         if self.claim_interval.is_zero() {
             return Err(RuntimeError::InvalidPolicy("claim_interval must be positive".into()));
         }
@@ -173,6 +187,7 @@ impl RuntimeBuilder {
             }
         }
         let started_at = self.clock.now();
+        let leader = crate::leader::Leader::new(self.store.leadership(), self.leader_lease);
         let shared = Shared {
             classifier: Classifier::new(&self.policy.classifier),
             hints: Hints::new(self.policy.poll_hint.clone(), declared),
@@ -193,6 +208,7 @@ impl RuntimeBuilder {
             polls: Default::default(),
             running: Default::default(),
             wakeups: Default::default(),
+            leader,
             stopping: AtomicBool::new(false),
             started: AtomicBool::new(false),
             background_stop: CancellationToken::new(),

@@ -113,6 +113,7 @@ impl Runtime {
             executor::release_at_shutdown(shared, &id, &handler).await;
             shared.running.remove(&id, &handler);
         }
+        crate::leader::resign(shared).await;
         let loops: Vec<_> = shared.background.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
         for handle in loops {
             let _ = handle.await;

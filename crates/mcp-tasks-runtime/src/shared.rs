@@ -56,6 +56,8 @@ pub(crate) struct Shared {
     pub(crate) hints: Hints,
     pub(crate) running: Running,
     pub(crate) wakeups: Wakeups,
+    /// Standing in the maintenance election.
+    pub(crate) leader: crate::leader::Leader,
     /// Set by shutdown: no more claims, no new tasks.
     pub(crate) stopping: AtomicBool,
     pub(crate) started: AtomicBool,

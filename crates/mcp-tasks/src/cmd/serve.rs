@@ -56,6 +56,12 @@ pub(crate) struct Args {
     #[arg(long, env = "MCP_TASKS_MAX_ARGUMENT_BYTES_PER_PRINCIPAL", value_name = "BYTES",
           default_value_t = DEFAULT_QUOTA.max_argument_bytes.unwrap_or(0))]
     max_argument_bytes_per_principal: u64,
+    /// The maintenance leader's term: when the instance running the reaper
+    /// and lapsed-lease triage dies or loses the database, another takes
+    /// them over within this plus a third of it (PostgreSQL; on SQLite the
+    /// one process always leads).
+    #[arg(long, env = "MCP_TASKS_LEADER_LEASE", value_parser = parse_duration, default_value = "15s")]
+    leader_lease: Duration,
     /// How long running tasks get to finish at shutdown before they are
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
@@ -146,7 +152,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_tasks: limit(args.max_tasks_per_principal),
         max_argument_bytes: limit(args.max_argument_bytes_per_principal),
     };
-    builder = builder.runtime(|r| r.quota(quota));
+    let leader_lease = args.leader_lease;
+    builder = builder.runtime(|r| r.quota(quota).leader_lease(leader_lease));
     let mut sets: Vec<ToolSet> = Vec::new();
     for set in &args.tools {
         if !sets.contains(set) {
