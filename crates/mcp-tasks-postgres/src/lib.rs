@@ -24,6 +24,7 @@ mod create;
 mod dead_letters;
 mod failure;
 mod leader;
+mod listener;
 mod open;
 mod options;
 mod polls;

@@ -171,6 +171,50 @@ CREATE TABLE maintenance_leader (
     expires_at bigint  NOT NULL              -- ms since the epoch, on the database's clock
 );
 "#,
+}, Migration {
+    description: "NOTIFY of new work, answers and cancels, in the writing transaction",
+    // Triggers, so every writer (any instance, the admin commands) announces
+    // its changes, in the transaction that makes them: a listener hears of a
+    // change only once it is committed. The channel is per schema (channels
+    // are database-wide): 'mcp_tasks_' || md5(schema), see listener.rs.
+    // Payloads: 'work' (a task became claimable) or 't:<id>' (its answers
+    // or cancel flag changed). Claims and lease renewals announce nothing.
+    sql: r#"
+CREATE FUNCTION mcp_tasks_notify_created() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    IF EXISTS (SELECT 1 FROM inserted) THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 'work');
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION mcp_tasks_notify_changed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    IF NEW.input_responses IS DISTINCT FROM OLD.input_responses
+       OR (NEW.cancel_requested AND NOT OLD.cancel_requested) THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 't:' || NEW.id);
+    END IF;
+    IF NEW.lease_owner IS NULL AND NEW.status = 'working' AND NEW.run_at IS NOT NULL AND NOT NEW.cancel_requested THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 'work');
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER tasks_notify_insert AFTER INSERT ON tasks
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION mcp_tasks_notify_created();
+CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks FOR EACH ROW
+    WHEN (NEW.input_responses IS DISTINCT FROM OLD.input_responses
+          OR (NEW.cancel_requested AND NOT OLD.cancel_requested)
+          OR (NEW.lease_owner IS NULL AND NEW.status = 'working' AND NEW.run_at IS NOT NULL
+              AND NOT NEW.cancel_requested
+              AND (OLD.lease_owner IS NOT NULL OR OLD.status <> 'working'
+                   OR OLD.run_at IS DISTINCT FROM NEW.run_at)))
+    EXECUTE FUNCTION mcp_tasks_notify_changed();
+"#,
 }];
 
 /// The schema version this build writes and understands.

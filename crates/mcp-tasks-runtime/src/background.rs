@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use crate::executor;
 use crate::leader;
+use crate::store_events;
 use crate::shared::Shared;
 
 pub(crate) fn spawn_all(shared: &Arc<Shared>) {
     let mut loops = shared.background.lock().unwrap_or_else(|p| p.into_inner());
     loops.push(tokio::spawn(executor_loop(Arc::downgrade(shared))));
     loops.push(leader::spawn_campaign(shared));
+    loops.extend(store_events::spawn(shared));
     // Only the maintenance leader sweeps (always this process on a store
     // no other process shares).
     loops.push(every(shared, shared.policy.reaper_interval, "reaper", |s| async move {

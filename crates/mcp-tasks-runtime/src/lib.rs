@@ -61,6 +61,7 @@ mod running;
 mod runtime;
 mod schema;
 mod shared;
+mod store_events;
 mod tool;
 mod transitions;
 mod triage;
