@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use mcp_tasks_core::{FailureClass, Lease, TaskId, TaskRecord};
+use mcp_tasks_core::{FailureClass, Lease, TaskId, TaskRecord, Timestamp};
 use mcp_tasks_store::{ClaimParams, Change, Guard, GuardedUpdate, UpdateOutcome};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
@@ -106,6 +106,8 @@ async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHand
     let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
     let renew_every = shared.policy.lease_duration / 3;
     let mut renewing = true;
+    // When the lease we hold runs out, by the clock every instance judges it on.
+    let mut lease_until = record.lease.as_ref().map_or_else(|| shared.now(), |l| l.expires_at);
     let outcome: Result<Value, ToolFailure> = loop {
         tokio::select! {
             joined = &mut run.0 => break joined.unwrap_or_else(|e| {
@@ -113,7 +115,7 @@ async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHand
                 Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
             }),
             _ = tokio::time::sleep(renew_every), if renewing => {
-                renewing = renew(&shared, &record, &handler).await;
+                renewing = renew(&shared, &record, &handler, &mut lease_until).await;
             }
         }
     };
@@ -121,10 +123,14 @@ async fn drive(shared: Arc<Shared>, record: TaskRecord, handler: Arc<RunningHand
 }
 
 /// Extends the lease; returns whether to keep renewing. A lost renewal means
-/// someone else owns the task now: the handler is told to stop.
-async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler) -> bool {
+/// someone else owns the task now: the handler is told to stop. So does a
+/// lease that lapsed while the store could not be reached (self-fencing):
+/// another instance may take the task over from then on, and this
+/// handler's writes would be refused anyway.
+async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler, lease_until: &mut Timestamp) -> bool {
     let now = shared.now();
-    let lease = Lease { owner: handler.holder.clone(), expires_at: now.plus(shared.policy.lease_duration) };
+    let expires_at = now.plus(shared.policy.lease_duration);
+    let lease = Lease { owner: handler.holder.clone(), expires_at };
     let guard = Guard {
         lease_owner: Some(handler.holder.clone()),
         attempt: Some(record.attempt),
@@ -133,6 +139,7 @@ async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler) -
     let change = Change { now, lease: Some(Some(lease)), ..Change::default() };
     match shared.apply_one(GuardedUpdate::change(guard, change)).await {
         Ok(UpdateOutcome::Applied(Some(row))) => {
+            *lease_until = expires_at;
             if row.cancel_requested {
                 // A cancel acknowledged by another instance.
                 handler.stop(StopReason::CancelRequested);
@@ -141,6 +148,15 @@ async fn renew(shared: &Shared, record: &TaskRecord, handler: &RunningHandler) -
         }
         Ok(_) => {
             tracing::info!(task = %record.id, attempt = record.attempt, "lease renewal lost: the task was taken over or ended");
+            handler.stop(StopReason::LeaseLost);
+            false
+        }
+        Err(e) if now >= *lease_until => {
+            tracing::warn!(
+                task = %record.id,
+                error = %e,
+                "lease lapsed while the store was unavailable: stopping the handler (another instance may take the task over)"
+            );
             handler.stop(StopReason::LeaseLost);
             false
         }
