@@ -9,8 +9,13 @@
 //! answer: the same call gets the existing task (`created: false`), another
 //! call [`StoreError::IdempotencyConflict`], and a taken id
 //! [`StoreError::DuplicateId`].
+//!
+//! Quotas ([`NewTask::quota`]) are checked in the same transaction against
+//! `principal_usage`, whose rows the usage triggers keep and this module
+//! locks (see [`create_all`]): creations of one principal, from any
+//! instance, are serialised on that row, so none can overshoot.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use deadpool_postgres::{GenericClient, Transaction};
 use mcp_tasks_core::{TaskId, TaskRecord, call_fingerprint};
@@ -62,8 +67,41 @@ fn slot(new: &NewTask) -> Option<(String, String)> {
         .map(|k| (new.principal.clone().unwrap_or_default(), k.clone()))
 }
 
+/// Locks the usage rows of `principals` (`''` for the anonymous one),
+/// creating missing ones, in byte order, and returns what each holds. The
+/// lock is held to the commit: another transaction creating (or deleting) a
+/// task of one of them waits, so the quota check stays true until our
+/// inserts are committed.
+pub(crate) const LOCK_USAGE_SQL: &str = "INSERT INTO principal_usage AS u (principal, tasks, argument_bytes) \
+     SELECT p, 0, 0 FROM unnest($1::text[]) AS n(p) ORDER BY p COLLATE \"C\" \
+     ON CONFLICT (principal) DO UPDATE SET tasks = u.tasks \
+     RETURNING principal, tasks, argument_bytes";
+
+/// What each principal holds: (tasks, argument bytes).
+type Usage = HashMap<String, (u64, u64)>;
+
+/// How one round decided a pending job.
+enum Decision {
+    /// To be inserted now.
+    Insert,
+    /// Its id or key slot is taken by an earlier job of this round: answered
+    /// from the row that one leaves.
+    Defer,
+    /// It would pass its quota (unless it turns out to be a replay).
+    Refuse(StoreError),
+}
+
 /// Creates every task of `news` inside `tx`, as if one after the other in
 /// order; one result each. Fails as a whole only when the database does.
+///
+/// Quotas: when any job carries one, the usage rows of every principal in
+/// the batch are locked first (in byte order, as the usage triggers touch
+/// them), then the jobs are admitted in order against what each principal
+/// holds plus what earlier jobs of the batch add. A refused job is still
+/// looked up as a replay (a replay is never refused), and a refusal is
+/// final only in a round where every admitted job was inserted: a skipped
+/// one (its id or key turned out taken) added nothing, so the round's
+/// refusals are decided again.
 pub(crate) async fn create_all(
     tx: &Transaction<'_>,
     news: &[NewTask],
@@ -72,27 +110,56 @@ pub(crate) async fn create_all(
         .iter()
         .map(|n| call_fingerprint(&n.tool, &n.arguments))
         .collect();
+    let texts: Vec<String> = news.iter().map(|n| to_json(&n.arguments)).collect();
     let mut results: Vec<Option<Result<Created, StoreError>>> = vec![None; news.len()];
     for _ in 0..MAX_ROUNDS {
         let pending: Vec<usize> = (0..news.len()).filter(|&i| results[i].is_none()).collect();
         if pending.is_empty() {
             break;
         }
+        let mut usage = lock_usage(tx, news, &pending).await?;
         // Insert the first job of each id and key slot; a later one is
         // answered from the row its predecessor left, as it would be had it
-        // come after it.
+        // come after it. A refused job takes no slot and adds no usage.
         let mut ids = HashSet::new();
         let mut slots = HashSet::new();
-        let insert: Vec<usize> = pending
+        let mut decisions = Vec::with_capacity(pending.len());
+        for &i in &pending {
+            let new = &news[i];
+            let taken = ids.contains(&new.id) || slot(new).is_some_and(|s| slots.contains(&s));
+            let decision = if taken {
+                Decision::Defer
+            } else {
+                let held = usage
+                    .entry(new.principal.clone().unwrap_or_default())
+                    .or_default();
+                let bytes = texts[i].len() as u64;
+                match new
+                    .quota
+                    .map_or(Ok(()), |q| q.admit(new.principal.as_deref(), held.0, held.1, bytes))
+                {
+                    Ok(()) => {
+                        held.0 += 1;
+                        held.1 += bytes;
+                        ids.insert(new.id.clone());
+                        if let Some(s) = slot(new) {
+                            slots.insert(s);
+                        }
+                        Decision::Insert
+                    }
+                    Err(refusal) => Decision::Refuse(refusal),
+                }
+            };
+            decisions.push((i, decision));
+        }
+        let insert: Vec<usize> = decisions
             .iter()
-            .copied()
-            .filter(|&i| {
-                let fresh_id = ids.insert(news[i].id.clone());
-                let fresh_slot = slot(&news[i]).is_none_or(|s| slots.insert(s));
-                fresh_id && fresh_slot
-            })
+            .filter(|(_, d)| matches!(d, Decision::Insert))
+            .map(|&(i, _)| i)
             .collect();
-        for record in insert_rows(tx, news, &fingerprints, &insert).await? {
+        let inserted = insert_rows(tx, news, &texts, &fingerprints, &insert).await?;
+        let all_inserted = inserted.len() == insert.len();
+        for record in inserted {
             if let Some(&i) = insert.iter().find(|&&i| news[i].id == record.id) {
                 results[i] = Some(Ok(Created {
                     record,
@@ -101,8 +168,19 @@ pub(crate) async fn create_all(
             }
         }
         let unresolved: Vec<usize> = pending.into_iter().filter(|&i| results[i].is_none()).collect();
+        let mut refusals: HashMap<usize, StoreError> = decisions
+            .into_iter()
+            .filter_map(|(i, d)| match d {
+                Decision::Refuse(e) => Some((i, e)),
+                _ => None,
+            })
+            .collect();
         for (i, answer) in resolve(tx, news, &fingerprints, &unresolved).await? {
-            results[i] = answer;
+            results[i] = answer.or_else(|| {
+                // Not a replay, not a taken id: the refusal stands if the
+                // round's usage was exactly as admitted.
+                refusals.remove(&i).filter(|_| all_inserted).map(Err)
+            });
         }
     }
     Ok(results
@@ -119,10 +197,35 @@ pub(crate) async fn create_all(
         .collect())
 }
 
+/// Locks and reads the usage of every principal among the jobs `which`,
+/// when any of them has a quota (else nothing to check: the triggers alone
+/// keep the counts).
+async fn lock_usage(tx: &Transaction<'_>, news: &[NewTask], which: &[usize]) -> Result<Usage, Failure> {
+    if which.iter().all(|&i| news[i].quota.is_none()) {
+        return Ok(Usage::new());
+    }
+    let mut principals: Vec<&str> = which
+        .iter()
+        .map(|&i| news[i].principal.as_deref().unwrap_or_default())
+        .collect();
+    principals.sort_unstable();
+    principals.dedup();
+    let stmt = tx.prepare_cached(LOCK_USAGE_SQL).await?;
+    let mut usage = Usage::with_capacity(principals.len());
+    for row in tx.query(&stmt, &[&principals]).await? {
+        let principal: String = row.try_get(0)?;
+        let tasks: i64 = row.try_get(1)?;
+        let bytes: i64 = row.try_get(2)?;
+        usage.insert(principal, (tasks.max(0) as u64, bytes.max(0) as u64));
+    }
+    Ok(usage)
+}
+
 /// Inserts the jobs `which`; returns the rows actually inserted.
 async fn insert_rows(
     tx: &Transaction<'_>,
     news: &[NewTask],
+    texts: &[String],
     fingerprints: &[String],
     which: &[usize],
 ) -> Result<Vec<TaskRecord>, Failure> {
@@ -135,7 +238,7 @@ async fn insert_rows(
     let instants = |f: &dyn Fn(&NewTask) -> i64| -> Vec<i64> { which.iter().map(|&i| f(&news[i])).collect() };
     let ids = column(&|n| Some(n.id.0.clone()));
     let tools = column(&|n| Some(n.tool.clone()));
-    let arguments = column(&|n| Some(to_json(&n.arguments)));
+    let arguments: Vec<&str> = which.iter().map(|&i| texts[i].as_str()).collect();
     let principals = column(&|n| n.principal.clone());
     let messages = column(&|n| n.status_message.clone());
     let max_attempts = instants(&|n| i64::from(n.max_attempts));

@@ -23,9 +23,12 @@
 mod apply;
 mod batcher;
 mod claim;
+mod clock;
 mod create;
 mod dead_letters;
 mod failure;
+mod leader;
+mod listener;
 mod open;
 mod options;
 mod polls;
@@ -41,6 +44,7 @@ pub mod testing;
 mod url;
 
 pub use batcher::CreateStats;
+pub use clock::{DEFAULT_CLOCK_REFRESH, DatabaseClock};
 pub use options::PostgresOptions;
 pub use store::PostgresStore;
 

@@ -46,12 +46,13 @@ fn connect_failure(e: &PoolError, options: &PostgresOptions) -> String {
 
 /// Builds the pool, makes the first connection (so an unreachable database
 /// fails here, not at the first request), checks the schema is ours, and
-/// migrates it.
+/// migrates it. Also returns the connection settings, for the connection
+/// the event listener keeps outside the pool.
 pub(crate) async fn open_pool(
     url: &str,
     shown_url: &str,
     options: &PostgresOptions,
-) -> Result<Pool, StoreError> {
+) -> Result<(Pool, tokio_postgres::Config), StoreError> {
     let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e| open_error(shown_url, format!("invalid database URL: {}", describe(&e))))?;
@@ -69,6 +70,7 @@ pub(crate) async fn open_pool(
             .keepalives_interval(Duration::from_secs(10))
             .keepalives_retries(3);
     }
+    let listen_config = config.clone();
     let manager = Manager::from_config(
         config,
         NoTls,
@@ -101,7 +103,7 @@ pub(crate) async fn open_pool(
         .map_err(|e| open_error(shown_url, connect_failure(&e, options)))?;
     migrate(&mut client, shown_url).await?;
     drop(client);
-    Ok(pool)
+    Ok((pool, listen_config))
 }
 
 /// What the current schema holds.
@@ -246,7 +248,7 @@ mod tests {
             row.get::<_, String>(0)
         };
         assert_eq!(plain(url.clone()).await, "off", "the URL turns it off for a plain session");
-        let pool = open_pool(&url, "(test)", &PostgresOptions::default())
+        let (pool, _) = open_pool(&url, "(test)", &PostgresOptions::default())
             .await
             .expect("open");
         for _ in 0..3 {

@@ -106,6 +106,115 @@ CREATE TABLE dead_letters (
 
 CREATE INDEX dead_letters_dead_at ON dead_letters (dead_at, seq);
 "#,
+}, Migration {
+    description: "per-principal usage (tasks, argument bytes) kept by triggers, for quotas",
+    // One row per principal ('' for the anonymous one), so a quota check
+    // inside the create transaction is one primary-key lookup, and locking
+    // that row serialises the creations of one principal across instances.
+    // Statement-level triggers with transition tables add a whole batch in
+    // one upsert, touching the principals in byte order (COLLATE "C"), the
+    // order creation locks them in, so batches never deadlock on each
+    // other. Arguments and principal never change after the insert.
+    sql: r#"
+CREATE TABLE principal_usage (
+    principal      text COLLATE "C" NOT NULL PRIMARY KEY,   -- '' for the anonymous principal
+    tasks          bigint NOT NULL,
+    argument_bytes bigint NOT NULL
+);
+
+CREATE FUNCTION mcp_tasks_usage_insert() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    INSERT INTO principal_usage AS u (principal, tasks, argument_bytes)
+        SELECT coalesce(principal, ''), count(*), sum(octet_length(arguments))
+        FROM inserted GROUP BY 1 ORDER BY 1
+        ON CONFLICT (principal) DO UPDATE SET
+            tasks = u.tasks + excluded.tasks,
+            argument_bytes = u.argument_bytes + excluded.argument_bytes;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION mcp_tasks_usage_delete() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    UPDATE principal_usage AS u SET
+            tasks = u.tasks - d.tasks,
+            argument_bytes = u.argument_bytes - d.argument_bytes
+        FROM (SELECT coalesce(principal, '') AS principal, count(*) AS tasks,
+                     sum(octet_length(arguments)) AS argument_bytes
+              FROM deleted GROUP BY 1) AS d
+        WHERE u.principal = d.principal;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER tasks_usage_insert AFTER INSERT ON tasks
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION mcp_tasks_usage_insert();
+CREATE TRIGGER tasks_usage_delete AFTER DELETE ON tasks
+    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION mcp_tasks_usage_delete();
+
+-- Creating the triggers locked out concurrent inserts, so this count is exact.
+INSERT INTO principal_usage (principal, tasks, argument_bytes)
+    SELECT coalesce(principal, ''), count(*), coalesce(sum(octet_length(arguments)), 0)
+    FROM tasks GROUP BY 1;
+"#,
+}, Migration {
+    description: "the maintenance leader's lease",
+    // One row at most (the key is always true). A term is won or kept by
+    // one guarded upsert (leader.rs); `term` counts hand-overs, for logs.
+    sql: r#"
+CREATE TABLE maintenance_leader (
+    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    holder     text    NOT NULL,
+    term       bigint  NOT NULL,
+    expires_at bigint  NOT NULL              -- ms since the epoch, on the database's clock
+);
+"#,
+}, Migration {
+    description: "NOTIFY of new work, answers and cancels, in the writing transaction",
+    // Triggers, so every writer (any instance, the admin commands) announces
+    // its changes, in the transaction that makes them: a listener hears of a
+    // change only once it is committed. The channel is per schema (channels
+    // are database-wide): 'mcp_tasks_' || md5(schema), see listener.rs.
+    // Payloads: 'work' (a task became claimable) or 't:<id>' (its answers
+    // or cancel flag changed). Claims and lease renewals announce nothing.
+    sql: r#"
+CREATE FUNCTION mcp_tasks_notify_created() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    IF EXISTS (SELECT 1 FROM inserted) THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 'work');
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION mcp_tasks_notify_changed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    IF NEW.input_responses IS DISTINCT FROM OLD.input_responses
+       OR (NEW.cancel_requested AND NOT OLD.cancel_requested) THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 't:' || NEW.id);
+    END IF;
+    IF NEW.lease_owner IS NULL AND NEW.status = 'working' AND NEW.run_at IS NOT NULL AND NOT NEW.cancel_requested THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 'work');
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER tasks_notify_insert AFTER INSERT ON tasks
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION mcp_tasks_notify_created();
+CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks FOR EACH ROW
+    WHEN (NEW.input_responses IS DISTINCT FROM OLD.input_responses
+          OR (NEW.cancel_requested AND NOT OLD.cancel_requested)
+          OR (NEW.lease_owner IS NULL AND NEW.status = 'working' AND NEW.run_at IS NOT NULL
+              AND NOT NEW.cancel_requested
+              AND (OLD.lease_owner IS NOT NULL OR OLD.status <> 'working'
+                   OR OLD.run_at IS DISTINCT FROM NEW.run_at)))
+    EXECUTE FUNCTION mcp_tasks_notify_changed();
+"#,
 }];
 
 /// The schema version this build writes and understands.

@@ -2,16 +2,21 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
-use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
-    PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
+    Leadership, PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
 };
+use tokio::sync::broadcast;
 
 use crate::batcher::{Batcher, CreateStats};
+use crate::clock::DatabaseClock;
+use crate::leader::LeaseLeadership;
+use crate::listener::Listener;
 use crate::failure::Failure;
 use crate::open::open_pool;
 use crate::options::PostgresOptions;
@@ -34,6 +39,12 @@ pub struct PostgresStore {
     shown_url: String,
     pool: Pool,
     batcher: Batcher,
+    leadership: Arc<LeaseLeadership>,
+    /// Settings of the listener's own connection.
+    listen_config: tokio_postgres::Config,
+    /// Started by the first `events` call (a `tasks`/`dlq` command never
+    /// needs it).
+    listener: OnceLock<Listener>,
 }
 
 impl PostgresStore {
@@ -53,9 +64,12 @@ impl PostgresStore {
     /// [`open`](PostgresStore::open) with explicit options.
     pub async fn open_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
         let shown_url = redact(url);
-        let pool = open_pool(url, &shown_url, &options).await?;
+        let (pool, listen_config) = open_pool(url, &shown_url, &options).await?;
         Ok(PostgresStore {
             batcher: Batcher::start(pool.clone()),
+            leadership: Arc::new(LeaseLeadership::new(pool.clone())),
+            listen_config,
+            listener: OnceLock::new(),
             pool,
             shown_url,
         })
@@ -64,6 +78,15 @@ impl PostgresStore {
     /// The database URL, without its password.
     pub fn url(&self) -> &str {
         &self.shown_url
+    }
+
+    /// The database server's clock, read through `local` plus a measured
+    /// offset (sampled once here; see [`DatabaseClock::spawn_refresher`]).
+    /// A fleet's instances use it for every instant they write or judge
+    /// (leases, deadlines, the leader's term), so their own clocks' skew
+    /// does not matter.
+    pub async fn database_clock(&self, local: Arc<dyn Clock>) -> Result<Arc<DatabaseClock>, StoreError> {
+        DatabaseClock::sampled(self.pool.clone(), local).await
     }
 
     /// Commits and creations of the creation batcher so far: `creates /
@@ -183,5 +206,23 @@ impl TaskStore for PostgresStore {
 
     async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
         report(dead_letters::purge(&self.pool, &query).await)
+    }
+
+    /// A lease row in the schema (`maintenance_leader`): see `leader.rs`.
+    fn leadership(&self) -> Arc<dyn Leadership> {
+        self.leadership.clone()
+    }
+
+    /// `LISTEN` on a dedicated connection (started at the first call, on
+    /// the current tokio runtime; `None` outside one): every instance hears
+    /// new work, answers and cancels as they commit, and gets
+    /// [`StoreEvent::Resync`] after the listener (re)connects.
+    fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
+        tokio::runtime::Handle::try_current().ok()?;
+        Some(
+            self.listener
+                .get_or_init(|| Listener::start(self.listen_config.clone()))
+                .subscribe(),
+        )
     }
 }

@@ -14,6 +14,7 @@ use crate::context::HandlerEnv;
 use crate::error::RuntimeError;
 use crate::executor::{Executor, ExecutorConfig};
 use crate::hints::Hints;
+use crate::leader::Leader;
 use crate::lease::LeaseKeeper;
 use crate::maintenance::Schedule;
 use crate::poll_flusher::PollFlusher;
@@ -56,6 +57,7 @@ pub struct RuntimeBuilder {
     claim_interval: Duration,
     random: Option<Box<dyn RandomSource>>,
     quota: Quota,
+    leader_lease: Duration,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -88,6 +90,7 @@ impl RuntimeBuilder {
             claim_interval: DEFAULT_CLAIM_INTERVAL,
             random: None,
             quota: DEFAULT_QUOTA,
+            leader_lease: crate::leader::DEFAULT_LEADER_LEASE,
         }
     }
 
@@ -141,6 +144,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The maintenance leader's term (default
+    /// [`DEFAULT_LEADER_LEASE`](crate::DEFAULT_LEADER_LEASE)), renewed every
+    /// third of it: when the leader dies, another runtime on the store takes
+    /// the reaper and lapsed-lease triage over within `lease + lease / 3`.
+    pub fn leader_lease(mut self, lease: Duration) -> Self {
+        self.leader_lease = lease;
+        self
+    }
+
     /// How often the executor looks for due work when nothing woke it.
     pub fn claim_interval(mut self, every: Duration) -> Self {
         self.claim_interval = every;
@@ -168,6 +180,9 @@ impl RuntimeBuilder {
         if self.concurrency == 0 {
             return Err(RuntimeError::InvalidPolicy("concurrency must be at least 1".into()));
         }
+        if self.leader_lease < Duration::from_millis(3) {
+            return Err(RuntimeError::InvalidPolicy("leader_lease must be at least 3 ms".into()));
+        }
         if self.claim_interval.is_zero() {
             return Err(RuntimeError::InvalidPolicy("claim_interval must be positive".into()));
         }
@@ -178,7 +193,11 @@ impl RuntimeBuilder {
         let wakeups = Arc::new(Wakeups::default());
         let polls = Arc::new(PollBuffer::default());
         let stopping = CancellationToken::new();
-        let maintenance = Schedule::every(policy.reaper_interval);
+        let owner = format!("executor-{}", uuid::Uuid::new_v4());
+        let leader = Arc::new(Leader::new(store.leadership(), clock.clone(), owner.clone(), self.leader_lease));
+        // Only the maintenance leader sweeps (always this process on a store
+        // no other process shares).
+        let maintenance = Schedule { gate: leader.gate(), ..Schedule::every(policy.reaper_interval) };
         let env = Arc::new(HandlerEnv {
             store: store.clone(),
             clock: clock.clone(),
@@ -202,7 +221,7 @@ impl RuntimeBuilder {
             config: ExecutorConfig {
                 concurrency: self.concurrency,
                 max_waiting: self.max_waiting,
-                owner: format!("executor-{}", uuid::Uuid::new_v4()),
+                owner,
                 schedule: Schedule {
                     trigger: Some(wakeups.executor.clone()),
                     eager: true,
@@ -252,6 +271,7 @@ impl RuntimeBuilder {
             reaper,
             triage,
             flusher,
+            leader,
             background: Background::default(),
             started: AtomicBool::new(false),
             stopping,

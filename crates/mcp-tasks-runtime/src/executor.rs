@@ -175,6 +175,8 @@ impl Executor {
         let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
         let renew_every = self.lease.renew_every();
         let mut renewing = true;
+        // When the lease we hold runs out, by the clock every instance judges it on.
+        let mut lease_until = record.lease.as_ref().map_or_else(|| self.clock.now(), |l| l.expires_at);
         let outcome: Result<Value, ToolFailure> = loop {
             tokio::select! {
                 joined = &mut run.0 => break joined.unwrap_or_else(|e| {
@@ -182,7 +184,7 @@ impl Executor {
                     Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
                 }),
                 _ = tokio::time::sleep(renew_every), if renewing => {
-                    renewing = self.lease.renew(&record.id, &handler).await;
+                    renewing = self.lease.renew(&record.id, &handler, &mut lease_until).await;
                 }
             }
         };

@@ -35,17 +35,34 @@ impl LeaseKeeper {
         self.terms.renew_every()
     }
 
-    /// Extends the lease of `handler`'s claim on `id`; returns whether to
-    /// keep renewing. A lost renewal means someone else owns the task now:
-    /// the handler is told to stop.
-    pub(crate) async fn renew(&self, id: &TaskId, handler: &RunningHandler) -> bool {
+    /// Extends the lease of `handler`'s claim on `id`, which holds until
+    /// `lease_until` (moved on by a renewal); returns whether to keep
+    /// renewing. A lost renewal means someone else owns the task now: the
+    /// handler is told to stop. So does a lease that lapsed while the store
+    /// could not be reached (self-fencing): another instance may take the
+    /// task over from then on, and this handler's writes would be refused anyway.
+    pub(crate) async fn renew(&self, id: &TaskId, handler: &RunningHandler, lease_until: &mut Timestamp) -> bool {
         let now = self.clock.now();
         let guard =
             Guard { lease_owner: Some(handler.holder.clone()), attempt: Some(handler.attempt), ..Guard::id(id.clone()) };
-        let change = Change { now, lease: Some(Some(self.terms.lease(&handler.holder, now))), ..Change::default() };
+        let lease = self.terms.lease(&handler.holder, now);
+        let expires_at = lease.expires_at;
+        let change = Change { now, lease: Some(Some(lease)), ..Change::default() };
         let renewed = match cas::apply_one(self.store.as_ref(), GuardedUpdate::change(guard, change)).await {
-            Ok(UpdateOutcome::Applied(row)) => row,
+            Ok(UpdateOutcome::Applied(row)) => {
+                *lease_until = expires_at;
+                row
+            }
             Ok(_) => None,
+            Err(e) if now >= *lease_until => {
+                tracing::warn!(
+                    task = %id,
+                    error = %e,
+                    "lease lapsed while the store was unavailable: stopping the handler (another instance may take the task over)"
+                );
+                handler.stop(StopReason::LeaseLost);
+                return false;
+            }
             Err(e) => {
                 // Keep the handler: the next renewal may get through before the lease lapses.
                 tracing::warn!(task = %id, error = %e, "lease renewal failed");

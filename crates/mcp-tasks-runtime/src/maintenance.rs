@@ -30,7 +30,6 @@ impl Gate {
     }
 
     /// A gate open while `is_open` says so (asked before every pass).
-    #[allow(dead_code)] // the plug for leader-only passes
     pub(crate) fn when(is_open: impl Fn() -> bool + Send + Sync + 'static) -> Self {
         Gate(Some(Arc::new(is_open)))
     }

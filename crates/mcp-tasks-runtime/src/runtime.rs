@@ -20,10 +20,12 @@ use crate::cas::{self, Decision, Resolution};
 use crate::error::RuntimeError;
 use crate::executor::Executor;
 use crate::hints::Hints;
+use crate::leader::Leader;
 use crate::poll_flusher::PollFlusher;
 use crate::reaper::{ReapReport, Reaper};
 use crate::registry::Tools;
 use crate::running::{Running, StopReason};
+use crate::store_events::StoreEvents;
 use crate::tool::ToolSpec;
 use crate::transitions::{self, CANCELLED_BY_CLIENT};
 use crate::triage::{Triage, TriageReport, TriageScope};
@@ -57,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) reaper: Arc<Reaper>,
     pub(crate) triage: Arc<Triage>,
     pub(crate) flusher: Arc<PollFlusher>,
+    /// Standing in the maintenance election; gates the reaper and lapsed-lease triage.
+    pub(crate) leader: Arc<Leader>,
     pub(crate) background: Background,
     pub(crate) started: AtomicBool,
     /// Cancelled by shutdown: no more claims, no new tasks.
@@ -109,6 +113,11 @@ impl Runtime {
             "start-up triage of {which}: {report}"
         );
         let stop = inner.background.stop_token();
+        inner.background.keep(inner.leader.spawn(stop.clone()));
+        let events = StoreEvents { store: inner.store.clone(), running: inner.running.clone(), wakeups: inner.wakeups.clone() };
+        if let Some(handle) = events.spawn(stop.clone()) {
+            inner.background.keep(handle);
+        }
         inner.background.keep(inner.executor.spawn(stop.clone()));
         inner.background.keep(inner.reaper.spawn(stop.clone()));
         inner.background.keep(inner.triage.spawn(stop.clone()));
@@ -163,6 +172,7 @@ impl Runtime {
             inner.executor.release_at_shutdown(&id, &handler).await;
             inner.running.remove(&id, &handler);
         }
+        inner.leader.resign().await;
         inner.background.stop_and_join().await;
         if let Err(e) = inner.flusher.flush_once().await {
             tracing::warn!(error = %e, "cannot write the last poll timestamps at shutdown");
@@ -322,6 +332,31 @@ impl Runtime {
     /// One triage pass over `scope`.
     pub async fn triage_once(&self, scope: TriageScope) -> Result<TriageReport, RuntimeError> {
         self.inner.triage.triage_once(scope).await
+    }
+
+    /// Campaigns for maintenance leadership once (the background loop does
+    /// this every third of the leader lease); returns whether this runtime
+    /// leads now.
+    pub async fn campaign_once(&self) -> bool {
+        self.inner.leader.campaign_once().await
+    }
+
+    /// Whether this runtime leads maintenance now (by its clock, against
+    /// the end of the term it last won).
+    pub fn is_leader(&self) -> bool {
+        self.inner.leader.leads()
+    }
+
+    /// The leader's maintenance pass: if this runtime leads, one reaper pass
+    /// and then lapsed-lease triage (what the leader's timers run); `None` if
+    /// it does not lead.
+    pub async fn maintain_once(&self) -> Result<Option<(ReapReport, TriageReport)>, RuntimeError> {
+        if !self.is_leader() {
+            return Ok(None);
+        }
+        let reaped = self.reap_once().await?;
+        let triaged = self.triage_once(TriageScope::ExpiredLeases).await?;
+        Ok(Some((reaped, triaged)))
     }
 
     /// Writes buffered poll timestamps; returns how many.

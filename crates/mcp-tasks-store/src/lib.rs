@@ -13,12 +13,16 @@
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod error;
+pub mod events;
+pub mod leadership;
 pub mod memory;
 pub mod params;
 pub mod poll_buffer;
 pub mod store;
 
 pub use error::StoreError;
+pub use events::StoreEvent;
+pub use leadership::{Leadership, SoleLeader};
 pub use memory::MemoryStore;
 pub use params::*;
 pub use poll_buffer::PollBuffer;

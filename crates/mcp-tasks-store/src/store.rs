@@ -1,11 +1,16 @@
 //! The [`TaskStore`] trait.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 
+use tokio::sync::broadcast;
+
 use crate::error::StoreError;
+use crate::events::StoreEvent;
+use crate::leadership::{Leadership, SoleLeader};
 use crate::params::*;
 
 /// A durable home for tasks. Every backend (in-memory, SQLite, PostgreSQL)
@@ -127,4 +132,20 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// Deletes dead letters matching every set filter of `query`
     /// (`dead_before` is exclusive); returns how many.
     async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError>;
+
+    /// Who runs maintenance (the reaper, lapsed-lease triage) when several
+    /// processes share this store. By default this process alone
+    /// ([`SoleLeader`]): right for a store no other process can use.
+    fn leadership(&self) -> Arc<dyn Leadership> {
+        Arc::new(SoleLeader)
+    }
+
+    /// Changes committed by any process sharing this store, announced as
+    /// they commit (see [`StoreEvent`]); `None` (the default) when the
+    /// backend announces nothing and other processes find changes on their
+    /// timers. A receiver that falls behind gets `Lagged`: treat it as
+    /// [`StoreEvent::Resync`].
+    fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
+        None
+    }
 }

@@ -11,6 +11,7 @@ use anyhow::Context;
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
 use mcp_tasks_runtime::DEFAULT_QUOTA;
+use mcp_tasks_core::{Clock, SystemClock};
 use mcp_tasks_store::{Quota, TaskStore};
 
 use super::config_file::{load_tokens, parse_duration};
@@ -56,6 +57,12 @@ pub(crate) struct Args {
     #[arg(long, env = "MCP_TASKS_MAX_ARGUMENT_BYTES_PER_PRINCIPAL", value_name = "BYTES",
           default_value_t = DEFAULT_QUOTA.max_argument_bytes.unwrap_or(0))]
     max_argument_bytes_per_principal: u64,
+    /// The maintenance leader's term: when the instance running the reaper
+    /// and lapsed-lease triage dies or loses the database, another takes
+    /// them over within this plus a third of it (PostgreSQL; on SQLite the
+    /// one process always leads).
+    #[arg(long, env = "MCP_TASKS_LEADER_LEASE", value_parser = parse_duration, default_value = "15s")]
+    leader_lease: Duration,
     /// How long running tasks get to finish at shutdown before they are
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
@@ -101,11 +108,23 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // (a second server on this file is refused; `tasks`/`dlq` open without
     // it). On PostgreSQL other instances may hold live leases: only lapsed
     // ones are triaged.
+    // On PostgreSQL every instant comes from the database server's clock
+    // (sampled, offset kept), so instances with skewed clocks agree on
+    // when a lease or a leader's term lapses.
+    let mut clock: Option<Arc<dyn Clock>> = None;
     let (store, sqlite, single_node, location): (Arc<dyn TaskStore>, Option<Arc<mcp_tasks_sqlite::SqliteStore>>, bool, String) =
         match &args.database_url {
             Some(url) => {
                 let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
                 let location = format!("PostgreSQL {}", store.url());
+                let database_clock = store.database_clock(Arc::new(SystemClock)).await?;
+                database_clock.spawn_refresher(mcp_tasks_postgres::DEFAULT_CLOCK_REFRESH);
+                tracing::info!(
+                    "using the database's clock: it is {:?} {} this machine's",
+                    database_clock.offset(),
+                    if database_clock.database_is_ahead() { "ahead of" } else { "behind" }
+                );
+                clock = Some(database_clock);
                 (Arc::new(store), None, false, location)
             }
             None => {
@@ -116,7 +135,11 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 (sqlite.clone(), Some(sqlite), true, format!("SQLite {}", args.db.display()))
             }
         };
-    let mut builder = TaskServer::builder(store)
+    let mut builder = TaskServer::builder(store);
+    if let Some(clock) = clock {
+        builder = builder.clock(clock);
+    }
+    builder = builder
         .policy(policy)
         .single_node(single_node)
         .max_body_bytes(args.max_body_bytes)
@@ -133,7 +156,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_tasks: limit(args.max_tasks_per_principal),
         max_argument_bytes: limit(args.max_argument_bytes_per_principal),
     };
-    builder = builder.runtime(|r| r.quota(quota));
+    let leader_lease = args.leader_lease;
+    builder = builder.runtime(|r| r.quota(quota).leader_lease(leader_lease));
     let mut sets: Vec<ToolSet> = Vec::new();
     for set in &args.tools {
         if !sets.contains(set) {
