@@ -1,6 +1,6 @@
-//! The tool sets `mcp-tasks serve` offers: `demo` (realistic examples) and
-//! `conformance` (the fixtures the official conformance suite calls). One
-//! tool per file.
+//! The tool sets `mcp-tasks serve` offers: `demo` (realistic examples),
+//! `conformance` (the fixtures the official conformance suite calls) and
+//! `fleet` (journalled fixtures for multi-instance tests). One tool per file.
 
 use std::str::FromStr;
 
@@ -8,6 +8,7 @@ use crate::builder::TaskServerBuilder;
 
 pub mod conformance;
 pub mod demo;
+pub mod fleet;
 pub mod support;
 
 /// A named group of tools.
@@ -17,6 +18,8 @@ pub enum ToolSet {
     Demo,
     /// The fixtures of the official MCP conformance suite.
     Conformance,
+    /// Journalled fixtures for multi-instance tests (see [`fleet`]).
+    Fleet,
 }
 
 impl ToolSet {
@@ -25,6 +28,7 @@ impl ToolSet {
         match self {
             ToolSet::Demo => demo::register(builder),
             ToolSet::Conformance => conformance::register(builder),
+            ToolSet::Fleet => fleet::register(builder),
         }
     }
 }
@@ -35,6 +39,7 @@ impl std::fmt::Display for ToolSet {
         f.write_str(match self {
             ToolSet::Demo => "demo",
             ToolSet::Conformance => "conformance",
+            ToolSet::Fleet => "fleet",
         })
     }
 }
@@ -45,7 +50,8 @@ impl FromStr for ToolSet {
         match s.trim() {
             "demo" => Ok(ToolSet::Demo),
             "conformance" => Ok(ToolSet::Conformance),
-            other => Err(format!("unknown tool set {other:?} (known: demo, conformance)")),
+            "fleet" => Ok(ToolSet::Fleet),
+            other => Err(format!("unknown tool set {other:?} (known: demo, conformance, fleet)")),
         }
     }
 }
@@ -60,7 +66,7 @@ pub fn parse_tool_sets(list: &str) -> Result<Vec<ToolSet>, String> {
         }
     }
     if sets.is_empty() {
-        return Err("no tool set given (known: demo, conformance)".to_owned());
+        return Err("no tool set given (known: demo, conformance, fleet)".to_owned());
     }
     Ok(sets)
 }
@@ -79,7 +85,7 @@ mod tests {
 
     #[test]
     fn a_tool_set_prints_as_the_name_it_is_given_by() {
-        for set in [ToolSet::Demo, ToolSet::Conformance] {
+        for set in [ToolSet::Demo, ToolSet::Conformance, ToolSet::Fleet] {
             assert_eq!(set.to_string().parse::<ToolSet>(), Ok(set));
         }
     }
