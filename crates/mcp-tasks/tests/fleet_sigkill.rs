@@ -156,12 +156,13 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
         let victim = fleet.by_pid(victim_pid).expect("the victim is an instance");
         fleet.instances[victim].kill(); // SIGKILL
         let killed_at = Instant::now();
-        let orphaned: BTreeSet<String> = fleet
-            .journal()
-            .into_iter()
-            .filter(|e| e.pid == victim_pid && e.event == "start")
-            .map(|e| e.task)
-            .filter(|t| !fleet.journal().iter().any(|f| f.task == *t && f.pid == victim_pid && f.event != "start"))
+        let journal = fleet.journal();
+        let ended_on_victim: BTreeSet<&str> =
+            journal.iter().filter(|e| e.pid == victim_pid && e.event != "start").map(|e| e.task.as_str()).collect();
+        let orphaned: BTreeSet<&str> = journal
+            .iter()
+            .filter(|e| e.pid == victim_pid && e.event == "start" && !ended_on_victim.contains(e.task.as_str()))
+            .map(|e| e.task.as_str())
             .collect();
         victims.push((victim_pid, orphaned.len()));
 

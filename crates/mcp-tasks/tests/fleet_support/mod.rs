@@ -36,7 +36,9 @@ impl Timing {
     pub const SHORT: Timing = Timing { lease: Duration::from_secs(2), reaper: Duration::from_millis(500) };
 
     /// The longest a lapsed task may wait before a survivor resumes it: the
-    /// lease runs out, then a sweep notices, then a claim picks it up.
+    /// lease runs out, then a sweep notices, then a claim picks it up. (Where
+    /// only a maintenance leader sweeps, a killed leader adds the time its
+    /// successor takes over.)
     pub fn takeover_bound(&self) -> Duration {
         self.lease + self.reaper + mcp_tasks_runtime::DEFAULT_CLAIM_INTERVAL
     }
