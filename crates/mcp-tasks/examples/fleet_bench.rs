@@ -90,7 +90,7 @@ impl Running {
         // Defaults for leases and sweeps: nothing lapses in a benchmark.
         config.timing = Timing { lease: Duration::from_secs(30), reaper: Duration::from_secs(30) };
         config.journal = None;
-        config.rust_log = "warn,rmcp=error".to_owned();
+        config.rust_log = "warn,rmcp=error,mcp_tasks::cmd::serve=info".to_owned(); // the line saying where it listens
         config.extra = vec!["--max-tasks-per-principal".into(), "0".into(), "--max-connections".into(), "4096".into()];
         let n = if matches!(topology, Topology::Postgres3) { 3 } else { 1 };
         let mut fleet = tokio::task::block_in_place(|| Fleet::start(config, n));

@@ -157,7 +157,8 @@ pub struct FleetConfig {
     pub dir: PathBuf,
     /// More `serve` flags.
     pub extra: Vec<String>,
-    /// `RUST_LOG` for every instance.
+    /// `RUST_LOG` for every instance; it must keep `mcp_tasks::cmd::serve=info`
+    /// (the line saying where the instance listens).
     pub rust_log: String,
 }
 
