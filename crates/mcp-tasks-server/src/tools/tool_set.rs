@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use crate::builder::TaskServerBuilder;
-use crate::tools::{conformance, demo};
+use crate::tools::{conformance, demo, fleet};
 
 /// A named group of tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,6 +12,8 @@ pub enum ToolSet {
     Demo,
     /// The fixtures of the official MCP conformance suite.
     Conformance,
+    /// Journalled fixtures for multi-instance tests (see [`fleet`]).
+    Fleet,
 }
 
 impl ToolSet {
@@ -20,6 +22,7 @@ impl ToolSet {
         match self {
             ToolSet::Demo => demo::register(builder),
             ToolSet::Conformance => conformance::register(builder),
+            ToolSet::Fleet => fleet::register(builder),
         }
     }
 }
@@ -30,6 +33,7 @@ impl std::fmt::Display for ToolSet {
         f.write_str(match self {
             ToolSet::Demo => "demo",
             ToolSet::Conformance => "conformance",
+            ToolSet::Fleet => "fleet",
         })
     }
 }
@@ -40,7 +44,8 @@ impl FromStr for ToolSet {
         match s.trim() {
             "demo" => Ok(ToolSet::Demo),
             "conformance" => Ok(ToolSet::Conformance),
-            other => Err(format!("unknown tool set {other:?} (known: demo, conformance)")),
+            "fleet" => Ok(ToolSet::Fleet),
+            other => Err(format!("unknown tool set {other:?} (known: demo, conformance, fleet)")),
         }
     }
 }
@@ -55,7 +60,7 @@ pub fn parse_tool_sets(list: &str) -> Result<Vec<ToolSet>, String> {
         }
     }
     if sets.is_empty() {
-        return Err("no tool set given (known: demo, conformance)".to_owned());
+        return Err("no tool set given (known: demo, conformance, fleet)".to_owned());
     }
     Ok(sets)
 }
@@ -74,7 +79,7 @@ mod tests {
 
     #[test]
     fn a_tool_set_prints_as_the_name_it_is_given_by() {
-        for set in [ToolSet::Demo, ToolSet::Conformance] {
+        for set in [ToolSet::Demo, ToolSet::Conformance, ToolSet::Fleet] {
             assert_eq!(set.to_string().parse::<ToolSet>(), Ok(set));
         }
     }

@@ -33,7 +33,7 @@ pub(crate) struct Args {
     /// (postgres://user@host/db); many instances may share it.
     #[arg(long, env = "MCP_TASKS_DATABASE_URL", value_name = "URL")]
     database_url: Option<String>,
-    /// Tool sets to serve, comma-separated: demo, conformance.
+    /// Tool sets to serve, comma-separated: demo, conformance, fleet.
     #[arg(long, env = "MCP_TASKS_TOOLS", default_value = "demo", value_delimiter = ',')]
     tools: Vec<ToolSet>,
     #[command(flatten)]
