@@ -88,7 +88,7 @@ impl Running {
             config.store = StoreArg::Sqlite(dir.path().join("tasks.db"));
         }
         // Defaults for leases and sweeps: nothing lapses in a benchmark.
-        config.timing = Timing { lease: Duration::from_secs(30), reaper: Duration::from_secs(30) };
+        config.timing = Timing { lease: Duration::from_secs(30), reaper: Duration::from_secs(30), leader_lease: Duration::from_secs(15) };
         config.journal = None;
         config.rust_log = "warn,rmcp=error,mcp_tasks::cmd::serve=info".to_owned(); // the line saying where it listens
         config.extra = vec!["--max-tasks-per-principal".into(), "0".into(), "--max-connections".into(), "4096".into()];

@@ -6,8 +6,10 @@
 //! work time; no acknowledged handle is lost; no task completes twice; a tool
 //! unsafe to re-run is never started twice.
 //!
-//! The victim is chosen by what it runs; once the fleet has a maintenance
-//! leader, a round that kills the leader belongs in [`pick_victim`].
+//! The victim is chosen by what it runs, except in the last round, which
+//! kills the maintenance leader (the one instance running the reaper and
+//! lapsed-lease triage): another instance must take leadership over and
+//! finish the round's tasks within the same bound.
 
 mod fleet_support;
 
@@ -85,6 +87,37 @@ fn pick_victim(journal: &[JournalEntry], round: &BTreeSet<String>) -> u32 {
     per_pid.into_iter().max_by_key(|(_, n)| *n).map(|(pid, _)| pid).expect("some task is running")
 }
 
+/// The instance that leads maintenance now: the holder of the leader's
+/// lease row (while its term lasts on the database's clock), matched to the
+/// executor id each running instance logged at its latest start.
+async fn current_leader(fleet: &Fleet, db: &TestDatabase) -> Option<usize> {
+    let client = db.connect().await;
+    let row = client
+        .query_opt(
+            "SELECT holder FROM maintenance_leader WHERE expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+            &[],
+        )
+        .await
+        .expect("read the leader's lease")?;
+    let holder: String = row.get(0);
+    fleet.instances.iter().position(|i| {
+        i.is_running()
+            && i.log_lines().iter().rev().find(|l| l.contains("start-up triage")).is_some_and(|l| l.contains(&holder))
+    })
+}
+
+/// Waits (up to `within`) until some instance other than `not` leads.
+async fn await_leader(fleet: &Fleet, db: &TestDatabase, not: Option<usize>, within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(i) = current_leader(fleet, db).await.filter(|i| Some(*i) != not) {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no instance took maintenance leadership within {within:?}\n{}", fleet.logs());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn spawn_call(binary: &str, url: &str, book: &std::path::Path) -> Guarded {
     Guarded(
         Command::new(binary)
@@ -152,8 +185,14 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
 
-        let victim_pid = pick_victim(&fleet.journal(), &running);
-        let victim = fleet.by_pid(victim_pid).expect("the victim is an instance");
+        let kills_leader = round == ROUNDS - 1;
+        let (victim, victim_pid) = if kills_leader {
+            let leader = await_leader(&fleet, &db, None, timing.takeover_bound()).await;
+            (leader, fleet.instances[leader].pid())
+        } else {
+            let pid = pick_victim(&fleet.journal(), &running);
+            (fleet.by_pid(pid).expect("the victim is an instance"), pid)
+        };
         fleet.instances[victim].kill(); // SIGKILL
         let killed_at = Instant::now();
         let journal = fleet.journal();
@@ -164,7 +203,12 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
             .filter(|e| e.pid == victim_pid && e.event == "start" && !ended_on_victim.contains(e.task.as_str()))
             .map(|e| e.task.as_str())
             .collect();
-        victims.push((victim_pid, orphaned.len()));
+        if kills_leader {
+            let successor = await_leader(&fleet, &db, Some(victim), timing.takeover_bound() + SLACK).await;
+            eprintln!("round {round}: leader {victim} killed; instance {successor} leads {:?} later", killed_at.elapsed());
+        } else {
+            victims.push((victim_pid, orphaned.len()));
+        }
 
         // Every task of the round, the victim's included, ends through the survivors.
         let bound = timing.takeover_bound() + Duration::from_millis(JOB_MS) + SLACK;

@@ -26,21 +26,24 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Timing {
     /// How long an executor's lease lasts unless renewed (renewed at a third).
     pub lease: Duration,
-    /// How often each instance's reaper sweeps (and triages lapsed leases).
+    /// How often the leader's reaper sweeps (and triages lapsed leases).
     pub reaper: Duration,
+    /// The maintenance leader's term (`serve --leader-lease`), renewed every third.
+    pub leader_lease: Duration,
 }
 
 impl Timing {
     /// Short enough for tests, long enough that a busy 2-core machine does
     /// not let a live instance's lease lapse (it renews every 2/3 s).
-    pub const SHORT: Timing = Timing { lease: Duration::from_secs(2), reaper: Duration::from_millis(500) };
+    pub const SHORT: Timing =
+        Timing { lease: Duration::from_secs(2), reaper: Duration::from_millis(500), leader_lease: Duration::from_secs(3) };
 
     /// The longest a lapsed task may wait before a survivor resumes it: the
-    /// lease runs out, then a sweep notices, then a claim picks it up. (Where
-    /// only a maintenance leader sweeps, a killed leader adds the time its
-    /// successor takes over.)
+    /// lease runs out, then the leader's sweep notices, then a claim picks it
+    /// up; when the leader itself died, its successor first waits out the
+    /// term and wins the next campaign (a third of the term later at most).
     pub fn takeover_bound(&self) -> Duration {
-        self.lease + self.reaper + mcp_tasks_runtime::DEFAULT_CLAIM_INTERVAL
+        self.lease + self.reaper + mcp_tasks_runtime::DEFAULT_CLAIM_INTERVAL + self.leader_lease + self.leader_lease / 3
     }
 }
 
@@ -272,6 +275,7 @@ fn launch(config: &FleetConfig, instance: &mut Instance) {
         .arg("--config")
         .arg(config.policy_file())
         .args(["--shutdown-grace", "1s"])
+        .args(["--leader-lease", &format!("{}ms", config.timing.leader_lease.as_millis())])
         .args(&config.extra)
         .env("RUST_LOG", &config.rust_log)
         .stdout(Stdio::null())
