@@ -151,7 +151,10 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
     let mut calls = Vec::new();
     let mut victims = Vec::new();
     for round in 0..ROUNDS {
-        let before: BTreeSet<String> = acked.iter().map(|a| a.id.clone()).collect();
+        // Every task of earlier rounds, the calls' included: this round's
+        // calls are the tasks started that are in neither set.
+        let before: BTreeSet<String> =
+            acked.iter().map(|a| a.id.clone()).chain(fleet.journal().into_iter().map(|e| e.task)).collect();
         let mut round_ids = Vec::new();
         let tools = std::iter::repeat_n("counted_job", COUNTED_PER_ROUND).chain(std::iter::repeat_n("once_only_job", ONCE_ONLY_PER_ROUND));
         for tool in tools {

@@ -384,39 +384,22 @@ impl Balancer {
     }
 }
 
-/// The HAProxy configuration the tests use; `deploy/haproxy.cfg` is the
-/// same shape, documented, for fixed ports.
+/// The shipped `deploy/haproxy.cfg`, pointed at `listen` and `backends`:
+/// the tests run the configuration operators are given.
 pub fn haproxy_config(listen: SocketAddr, backends: &[SocketAddr]) -> String {
-    let servers: String = backends
-        .iter()
-        .enumerate()
-        .map(|(n, addr)| format!("    server mcp{n} {addr}\n"))
+    let shipped_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/haproxy.cfg");
+    let shipped = std::fs::read_to_string(&shipped_path).expect("deploy/haproxy.cfg");
+    const BIND: &str = "    bind 127.0.0.1:8080";
+    const SERVER: &str = "    server ";
+    assert_eq!(shipped.lines().filter(|l| *l == BIND).count(), 1, "deploy/haproxy.cfg binds {BIND:?} once");
+    assert!(shipped.lines().any(|l| l.starts_with(SERVER)), "deploy/haproxy.cfg lists its servers");
+    let mut config: String = shipped
+        .lines()
+        .filter(|l| !l.starts_with(SERVER))
+        .map(|l| if l == BIND { format!("    bind {listen}\n") } else { format!("{l}\n") })
         .collect();
-    format!(
-        "global
-    maxconn 4096
-
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 60s
-    timeout server 30s
-    timeout check 1s
-    # A refused connection (a dead instance) is retried on another one.
-    # Only connection failures are retried: tools/call is not idempotent.
-    retries 3
-    option redispatch 1
-
-frontend mcp
-    bind {listen}
-    default_backend instances
-
-backend instances
-    balance roundrobin
-    option httpchk
-    http-check send meth GET uri /readyz
-    http-check expect status 200
-    default-server check inter 250ms fall 3 rise 2
-{servers}"
-    )
+    for (n, addr) in backends.iter().enumerate() {
+        config.push_str(&format!("{SERVER}mcp{n} {addr}\n"));
+    }
+    config
 }
