@@ -54,6 +54,7 @@ mod context;
 mod dead_letters;
 mod error;
 mod executor;
+mod failure_from;
 mod hints;
 mod reaper;
 mod running;

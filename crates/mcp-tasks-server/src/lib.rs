@@ -19,7 +19,34 @@
 //!   header, body and idle timeouts and a connection limit.
 //! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes.
 //!
-//! Adding durable tools to your own server takes a few lines:
+//! **Already have an rmcp server?** Keep it: build a [`DurableTasks`] once
+//! and return `tasks.wrap(MyServer::new())` (a [`Durable`]) from rmcp's
+//! service factory. Durable tools are typed ([`TypedTool`], one builder line
+//! each); your `#[tool_router]` tools, prompts and resources are untouched.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use mcp_tasks_server::{DurableTasks, TaskContext, ToolFailure};
+//! # #[derive(Clone, Default)] struct MyServer;
+//! # impl rmcp::ServerHandler for MyServer {}
+//! #[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+//! struct Args { topic: String }
+//!
+//! async fn report(args: Args, ctx: TaskContext) -> Result<String, ToolFailure> {
+//!     ctx.sleep(std::time::Duration::from_secs(5)).await?;
+//!     Ok(format!("a report on {}", args.topic))
+//! }
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(mcp_tasks_sqlite::SqliteStore::open("tasks.db")?);
+//! let tasks = DurableTasks::builder(store).single_node(true).task("report", "Writes a report", report).build()?;
+//! tasks.start().await?;
+//! let factory = move || Ok::<_, std::io::Error>(tasks.wrap(MyServer::default()));
+//! # Ok(()) }
+//! ```
+//!
+//! **Starting from nothing?** The stand-alone [`TaskServer`] serves durable
+//! tools behind a hardened HTTP endpoint in a few lines:
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -36,6 +63,8 @@ pub mod body_budget;
 pub mod builder;
 pub mod config;
 mod connection;
+pub mod durable;
+mod durable_handler;
 pub mod envelope;
 mod errors;
 pub mod fd_limit;
@@ -47,10 +76,14 @@ pub mod limits;
 pub mod log_limit;
 pub mod serve;
 pub mod tools;
+pub mod typed;
 pub mod wire;
 
 pub use auth::{Principal, TokenMap};
 pub use builder::{ServerError, TaskServer, TaskServerBuilder};
+pub use durable::{DurableTasks, DurableTasksBuilder};
+pub use durable_handler::Durable;
+pub use typed::{IntoTaskResult, TypedTool};
 pub use errors::QUOTA_EXCEEDED;
 pub use limits::ConnectionLimits;
 pub use inline::{InlineCall, InlineTool};
