@@ -188,3 +188,13 @@ pub fn mcp_error(e: ServiceError) -> ErrorData {
 pub fn wire(v: &impl Serialize) -> Value {
     serde_json::to_value(v).unwrap()
 }
+
+/// The wire form of a `tools/call` answer, whichever kind it is.
+pub fn response_wire(response: &CallToolResponse) -> Value {
+    match response {
+        CallToolResponse::Complete(result) => wire(result),
+        CallToolResponse::InputRequired(result) => wire(result),
+        CallToolResponse::Task(task) => wire(task),
+        other => panic!("an answer this test does not know: {other:?}"),
+    }
+}
