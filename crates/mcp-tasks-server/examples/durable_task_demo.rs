@@ -56,7 +56,7 @@ async fn slow_sum(SumArgs { a, b }: SumArgs, ctx: TaskContext) -> Result<CallToo
     Ok(CallToolResult::success(vec![ContentBlock::text((a + b).to_string())]))
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for TaskDemo {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
