@@ -27,10 +27,11 @@ use crate::durable::DurableTasks;
 /// # use std::sync::Arc;
 /// # use mcp_tasks_server::DurableTasks;
 /// # use rmcp::transport::streamable_http_server::{StreamableHttpService, StreamableHttpServerConfig};
+/// # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 /// # #[derive(Clone, Default)] struct MyServer;
 /// # impl rmcp::ServerHandler for MyServer {}
 /// # async fn demo(tasks: DurableTasks) {
-/// let service = StreamableHttpService::new(
+/// let service: StreamableHttpService<_, LocalSessionManager> = StreamableHttpService::new(
 ///     move || Ok(tasks.wrap(MyServer::default())),
 ///     Default::default(),
 ///     StreamableHttpServerConfig::default().with_legacy_session_mode(false),
