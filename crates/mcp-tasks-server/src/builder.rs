@@ -260,10 +260,11 @@ impl TaskServerBuilder {
                 }
                 Registration::Task(name) => {
                     // A task fronted by an inline tool of the same name is listed once, as the front.
-                    if !routes.contains_key(&name) && task_listed.insert(name.clone()) {
-                        if let Some(definition) = tasks.tool(&name) {
-                            listing.push(definition);
-                        }
+                    if !routes.contains_key(&name)
+                        && task_listed.insert(name.clone())
+                        && let Some(definition) = tasks.tool(&name)
+                    {
+                        listing.push(definition);
                     }
                 }
             }

@@ -110,9 +110,9 @@ impl DurableTasksBuilder {
     {
         let name = tool.spec().name;
         match tool.into_parts() {
-            Ok((tool, decode, output_schema)) => {
-                self.order.push(Registered { name, decode: Some(decode), output_schema });
-                self.runtime = self.runtime.tool(tool);
+            Ok(parts) => {
+                self.order.push(Registered { name, decode: Some(parts.decode), output_schema: parts.output_schema });
+                self.runtime = self.runtime.tool(parts.tool);
             }
             Err(reason) => {
                 self.invalid.get_or_insert(ServerError::Tool { tool: name, reason });

@@ -82,6 +82,16 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoTaskResult for rmcp::Json<T
 /// why they do not decode.
 pub(crate) type DecodeCheck = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 
+/// What the server registers for a typed tool.
+pub(crate) struct TypedParts {
+    /// The tool, for the runtime.
+    pub(crate) tool: Arc<dyn TaskTool>,
+    /// Decoding into its argument type, checked before creation.
+    pub(crate) decode: DecodeCheck,
+    /// Its `outputSchema`, if its result type has one.
+    pub(crate) output_schema: Option<Arc<JsonObject>>,
+}
+
 /// A durable tool whose arguments are `A` and whose body is an async
 /// function `run(args: A, ctx: TaskContext) -> Result<R, ToolFailure>`.
 ///
@@ -154,14 +164,14 @@ where
         self.output_schema.as_deref()
     }
 
-    /// The parts the server registers: the tool, its decode check, its output schema.
-    pub(crate) fn into_parts(self) -> Result<(Arc<dyn TaskTool>, DecodeCheck, Option<Arc<JsonObject>>), String> {
+    /// The parts the server registers, or why `A` cannot be a tool's arguments.
+    pub(crate) fn into_parts(self) -> Result<TypedParts, String> {
         if let Err(reason) = &self.schema {
             return Err(reason.clone());
         }
-        let check: DecodeCheck = Arc::new(|arguments: &Value| A::deserialize(arguments).map(drop).map_err(|e| e.to_string()));
+        let decode: DecodeCheck = Arc::new(|arguments: &Value| A::deserialize(arguments).map(drop).map_err(|e| e.to_string()));
         let output_schema = self.output_schema.clone();
-        Ok((Arc::new(self), check, output_schema))
+        Ok(TypedParts { tool: Arc::new(self), decode, output_schema })
     }
 }
 
