@@ -3,7 +3,7 @@
 //! delegates to them: `tools/call` of a durable tool, `tasks/get|update|cancel`,
 //! the advertised capability, the merged `tools/list`.
 //!
-//! Wrap your handler with [`DurableTasks::wrap`] (see [`Durable`](crate::Durable))
+//! Wrap your handler with [`DurableTasks::wrap`] (see [`Durable`])
 //! or call these methods from your own `ServerHandler` by hand.
 
 use std::collections::{HashMap, HashSet};
