@@ -55,6 +55,7 @@ mod context;
 mod dead_letters;
 mod error;
 mod executor;
+mod failure_from;
 mod hints;
 mod leader;
 mod lease;

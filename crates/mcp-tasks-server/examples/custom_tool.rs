@@ -1,7 +1,11 @@
-//! Run with: cargo run -p mcp-tasks-server --example custom_tool
-//!
-//! Adds one durable task tool to an MCP server in a few lines. Then, from
-//! another terminal: `mcp-tasks call http://127.0.0.1:8080/mcp word_count --args '{"text": "a b c"}'`.
+// Run with: cargo run -p mcp-tasks-server --example custom_tool -- --listen 127.0.0.1:8080
+//
+//! The stand-alone server: a durable task tool behind an MCP endpoint in a
+//! few lines, for a project that has no rmcp handler of its own (one that
+//! has uses `DurableTasks::wrap`, see `mixed_server.rs`). `word_count` is
+//! written against the raw `TaskTool` seam (JSON arguments, a hand-written
+//! schema); `shout` is typed. Then, from another terminal:
+//! `mcp-tasks call http://127.0.0.1:8080/mcp word_count --args '{"text": "a b c"}'`.
 //!
 //! The task survives a restart of this process: its state lives in
 //! `custom-tool.db`; a task that was running when the process died is
@@ -10,8 +14,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_server::tools::support::{stopped, text_result};
 use mcp_tasks_server::{Execution, TaskContext, TaskServer, TaskTool, ToolFailure, ToolSpec};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 /// Counts the words of `text`, slowly, reporting progress.
@@ -29,19 +33,34 @@ impl TaskTool for WordCount {
     }
 
     async fn run(&self, ctx: TaskContext) -> Result<Value, ToolFailure> {
-        let text = ctx.arguments()["text"].as_str().ok_or_else(|| ToolFailure::permanent("invalid: text must be a string"))?;
-        ctx.set_status_message("counting").await.map_err(|e| ToolFailure::transient(e.to_string()))?;
-        ctx.sleep(Duration::from_secs(3)).await.map_err(stopped)?;
-        Ok(text_result(format!("{} words", text.split_whitespace().count())))
+        // The schema was checked before the task was created.
+        let text = ctx.arguments()["text"].as_str().unwrap_or_default().to_owned();
+        ctx.set_status_message("counting").await?;
+        ctx.sleep(Duration::from_secs(3)).await?;
+        let result = CallToolResult::success(vec![ContentBlock::text(format!("{} words", text.split_whitespace().count()))]);
+        Ok(serde_json::to_value(result).unwrap_or_default())
     }
+}
+
+/// Arguments of `shout`.
+#[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+struct ShoutArgs {
+    text: String,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let store = Arc::new(mcp_tasks_sqlite::SqliteStore::open("custom-tool.db")?);
-    let server = TaskServer::builder(store).tool(WordCount).single_node(true).build()?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-    eprintln!("word_count served at http://{}/mcp (Ctrl-C stops)", listener.local_addr()?);
+    let listen = std::env::args().skip_while(|a| a != "--listen").nth(1).unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+    let store = Arc::new(mcp_tasks_sqlite::SqliteStore::open_with("custom-tool.db", mcp_tasks_sqlite::SqliteOptions::serving())?);
+    let server = TaskServer::builder(store)
+        .tool(WordCount)
+        .task("shout", "Upper-cases a text (as a durable task)", |args: ShoutArgs, _ctx: TaskContext| async move {
+            Ok::<_, ToolFailure>(args.text.to_uppercase())
+        })
+        .single_node(true)
+        .build()?;
+    let listener = tokio::net::TcpListener::bind(&listen).await?;
+    println!("listening on http://{}/mcp (Ctrl-C stops)", listener.local_addr()?);
     server.serve(listener, async { let _ = tokio::signal::ctrl_c().await; }).await?;
     Ok(())
 }

@@ -67,6 +67,14 @@ pub enum AuthError {
     Unknown,
 }
 
+/// The principal the guard authenticated for this request, if any.
+pub(crate) fn request_principal(cx: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Option<String> {
+    cx.extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .map(|p| p.0.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

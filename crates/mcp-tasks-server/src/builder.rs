@@ -1,25 +1,31 @@
 //! [`TaskServer`]: durable task tools behind an MCP endpoint, configured with
 //! [`TaskServerBuilder`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use mcp_tasks_core::{Clock, Policy};
-use mcp_tasks_runtime::{CompiledSchema, Runtime, RuntimeBuilder, RuntimeError, TaskTool};
+use mcp_tasks_runtime::{CompiledSchema, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure};
 use mcp_tasks_store::TaskStore;
-use rmcp::model::{Implementation, JsonObject, Tool};
+use rmcp::model::{Implementation, Tool};
+use rmcp::schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::TokenMap;
 use crate::body_budget::BodyBudget;
+use crate::durable::{DurableTasks, DurableTasksBuilder};
+use crate::durable_handler::Durable;
 use crate::guard::{GuardConfig, guard};
-use crate::handler::{Route, Shared, TaskHandler};
+use crate::handler::{Shared, TaskHandler};
 use crate::inline::InlineTool;
 use crate::limits::ConnectionLimits;
+use crate::typed::{IntoTaskResult, TypedTool};
 
 /// `Origin` values accepted by default: pages served from this machine
 /// (any port). A browser page from anywhere else gets 403.
@@ -71,7 +77,7 @@ enum Registration {
 
 /// Configures a [`TaskServer`].
 pub struct TaskServerBuilder {
-    runtime: RuntimeBuilder,
+    tasks: DurableTasksBuilder,
     order: Vec<Registration>,
     max_body_bytes: usize,
     tokens: Option<Arc<TokenMap>>,
@@ -85,7 +91,7 @@ pub struct TaskServerBuilder {
 
 impl std::fmt::Debug for TaskServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskServerBuilder").field("runtime", &self.runtime).finish_non_exhaustive()
+        f.debug_struct("TaskServerBuilder").field("tasks", &self.tasks).finish_non_exhaustive()
     }
 }
 
@@ -98,8 +104,32 @@ impl TaskServerBuilder {
     /// Adds a durable task tool already behind an `Arc`.
     pub fn tool_arc(mut self, tool: Arc<dyn TaskTool>) -> Self {
         self.order.push(Registration::Task(tool.spec().name));
-        self.runtime = self.runtime.tool(tool);
+        self.tasks = self.tasks.tool_arc(tool);
         self
+    }
+
+    /// Adds a typed durable tool (see [`DurableTasksBuilder::typed_tool`]).
+    pub fn typed_tool<A, F, Fut, R>(mut self, tool: TypedTool<A, F>) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolFailure>> + Send + 'static,
+        R: IntoTaskResult,
+    {
+        self.order.push(Registration::Task(mcp_tasks_runtime::TaskTool::spec(&tool).name));
+        self.tasks = self.tasks.typed_tool(tool);
+        self
+    }
+
+    /// Adds a typed durable tool in one line (see [`DurableTasksBuilder::task`]).
+    pub fn task<A, F, Fut, R>(self, name: impl Into<String>, description: impl Into<String>, run: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolFailure>> + Send + 'static,
+        R: IntoTaskResult,
+    {
+        self.typed_tool(TypedTool::new(name, description, run))
     }
 
     /// Adds a tool that answers within the request. Sharing a task tool's
@@ -111,25 +141,25 @@ impl TaskServerBuilder {
 
     /// The server's policy (validated when built).
     pub fn policy(mut self, policy: Policy) -> Self {
-        self.runtime = self.runtime.policy(policy);
+        self.tasks = self.tasks.policy(policy);
         self
     }
 
     /// The clock every decision reads (default: the system clock).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.runtime = self.runtime.clock(clock);
+        self.tasks = self.tasks.clock(clock);
         self
     }
 
     /// Whether this is the only process on its store (embedded SQLite).
     pub fn single_node(mut self, yes: bool) -> Self {
-        self.runtime = self.runtime.single_node(yes);
+        self.tasks = self.tasks.single_node(yes);
         self
     }
 
     /// Any other runtime setting (concurrency, claim interval, jitter seed, …).
     pub fn runtime(mut self, configure: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder) -> Self {
-        self.runtime = configure(self.runtime);
+        self.tasks = self.tasks.runtime(configure);
         self
     }
 
@@ -191,17 +221,34 @@ impl TaskServerBuilder {
         if let Some(problem) = self.limits.problem(self.max_body_bytes) {
             return Err(ServerError::Limits(problem));
         }
-        let runtime = self.runtime.build()?;
-        let specs: HashMap<String, mcp_tasks_runtime::ToolSpec> =
-            runtime.tools().into_iter().map(|s| (s.name.clone(), s)).collect();
+        let task_names: HashSet<&str> = self
+            .order
+            .iter()
+            .filter_map(|r| match r {
+                Registration::Task(name) => Some(name.as_str()),
+                Registration::Inline(_) => None,
+            })
+            .collect();
+        // A task fronted by an inline tool of the same name is answered by the front.
+        let mut tasks = self.tasks;
+        for registration in &self.order {
+            if let Registration::Inline(tool) = registration {
+                let name = tool.definition().name.to_string();
+                if task_names.contains(name.as_str()) {
+                    tasks = tasks.fronted(name);
+                }
+            }
+        }
+        let tasks = tasks.build()?;
         let mut routes = HashMap::new();
         let mut listing = Vec::new();
+        let mut task_listed = HashSet::new();
         for registration in self.order {
             match registration {
                 Registration::Inline(tool) => {
                     let definition = tool.definition();
                     let name = definition.name.to_string();
-                    if matches!(routes.get(&name), Some(Route::Inline(..))) {
+                    if routes.contains_key(&name) {
                         return Err(ServerError::Tool { tool: name, reason: "registered twice".into() });
                     }
                     let schema = serde_json::Value::Object((*definition.input_schema).clone());
@@ -209,26 +256,26 @@ impl TaskServerBuilder {
                         .map_err(|reason| RuntimeError::InvalidToolSchema { tool: name.clone(), reason })?;
                     listing.retain(|t: &Tool| t.name != definition.name);
                     listing.push(definition);
-                    routes.insert(name, Route::Inline(tool, Arc::new(schema)));
+                    routes.insert(name, (tool, Arc::new(schema)));
                 }
                 Registration::Task(name) => {
-                    let spec = &specs[&name];
                     // A task fronted by an inline tool of the same name is listed once, as the front.
-                    if let std::collections::hash_map::Entry::Vacant(slot) = routes.entry(name) {
-                        listing.push(definition_of(spec)?);
-                        slot.insert(Route::Task(spec.execution));
+                    if !routes.contains_key(&name)
+                        && task_listed.insert(name.clone())
+                        && let Some(definition) = tasks.tool(&name)
+                    {
+                        listing.push(definition);
                     }
                 }
             }
         }
-        let stop = CancellationToken::new();
+        let stop = tasks.stop_token().clone();
         let shared = Arc::new(Shared {
-            runtime,
+            tasks,
             routes,
             listing,
             server_info: self.server_info,
             instructions: self.instructions,
-            stop: stop.clone(),
         });
         Ok(TaskServer {
             shared,
@@ -245,20 +292,6 @@ impl TaskServerBuilder {
             stop,
         })
     }
-}
-
-/// A task tool as `tools/list` shows it.
-fn definition_of(spec: &mcp_tasks_runtime::ToolSpec) -> Result<Tool, ServerError> {
-    let schema: JsonObject = match &spec.input_schema {
-        serde_json::Value::Object(map) => map.clone(),
-        other => {
-            return Err(ServerError::Tool {
-                tool: spec.name.clone(),
-                reason: format!("input_schema must be a JSON Schema object, got {other}"),
-            });
-        }
-    };
-    Ok(Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema)))
 }
 
 /// An MCP server whose task tools run as durable tasks. Cheap to clone.
@@ -283,7 +316,7 @@ impl TaskServer {
     /// A builder over `store`; the runtime and all request handlers share it.
     pub fn builder(store: Arc<dyn TaskStore>) -> TaskServerBuilder {
         TaskServerBuilder {
-            runtime: Runtime::builder(store),
+            tasks: DurableTasks::builder(store),
             order: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             tokens: None,
@@ -298,7 +331,13 @@ impl TaskServer {
 
     /// The runtime behind the server (maintenance passes, dead letters, …).
     pub fn runtime(&self) -> &Runtime {
-        &self.shared.runtime
+        self.shared.tasks.runtime()
+    }
+
+    /// The durable tools and their runtime: the same piece a custom rmcp
+    /// handler uses ([`DurableTasks::wrap`]).
+    pub fn durable_tasks(&self) -> &DurableTasks {
+        &self.shared.tasks
     }
 
     /// The tools `tools/list` shows, in registration order.
@@ -325,24 +364,26 @@ impl TaskServer {
         // Enforced even when empty: an empty list refuses every browser origin.
         config = config.with_allowed_origins(self.allowed_origins.clone()).enforce_origin_validation();
         let shared = self.shared.clone();
-        let service: StreamableHttpService<TaskHandler, LocalSessionManager> =
-            StreamableHttpService::new(move || Ok(TaskHandler(shared.clone())), Default::default(), config);
+        let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(
+            move || Ok(shared.tasks.wrap(TaskHandler(shared.clone()))),
+            Default::default(),
+            config,
+        );
         Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
             // Merged after the layer: probes need no token and no Host/Origin check.
-            .merge(crate::health::routes(self.shared.runtime.clone()))
+            .merge(crate::health::routes(self.shared.tasks.runtime().clone()))
     }
 
     /// Starts the runtime: startup triage, then the executor and the maintenance loops.
     pub async fn start(&self) -> Result<(), ServerError> {
-        Ok(self.shared.runtime.start().await?)
+        self.shared.tasks.start().await
     }
 
     /// Stops taking requests' streams and work; running handlers get the
     /// grace period, then release their leases so a restart resumes them.
     pub async fn shutdown(&self) {
-        self.stop.cancel();
-        self.shared.runtime.shutdown(self.shutdown_grace).await;
+        self.shared.tasks.shutdown(self.shutdown_grace).await;
     }
 }

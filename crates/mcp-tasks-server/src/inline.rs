@@ -8,11 +8,16 @@ use async_trait::async_trait;
 use mcp_tasks_core::TaskId;
 use mcp_tasks_runtime::{CreateTask, Runtime};
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResponse, ClientCapabilities, ErrorCode, InputResponses, JsonObject, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ErrorCode, InputResponses, JsonObject, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::request_principal;
 use crate::errors::{tasks_required, to_mcp};
+use crate::handler::IDEMPOTENCY_KEY_META_KEY;
 use crate::wire;
 
 /// A tool that answers within the request.
@@ -49,6 +54,28 @@ pub struct InlineCall {
 }
 
 impl InlineCall {
+    /// One `tools/call` as it arrived: its arguments, MRTR state, the
+    /// caller's capabilities, principal and idempotency key.
+    pub(crate) fn from_request(
+        request: CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+        runtime: Runtime,
+        server_stop: CancellationToken,
+    ) -> Self {
+        InlineCall {
+            name: request.name.to_string(),
+            arguments: request.arguments.unwrap_or_default(),
+            input_responses: request.input_responses,
+            request_state: request.request_state,
+            client_capabilities: cx.client_capabilities().unwrap_or_default(),
+            principal: request_principal(cx),
+            idempotency_key: cx.meta.get(IDEMPOTENCY_KEY_META_KEY).and_then(Value::as_str).map(str::to_owned),
+            runtime,
+            cancelled: cx.ct.clone(),
+            server_stop,
+        }
+    }
+
     /// Whether the client declared the tasks extension on this request.
     pub fn declares_tasks(&self) -> bool {
         self.client_capabilities.supports_tasks()

@@ -20,10 +20,38 @@
 //! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes.
 //!
 //! [`tools::support`] holds small helpers for tool authors. The `tool-sets`
-//! feature adds the `demo` and `conformance` tool sets (`tools::ToolSet`)
-//! that `mcp-tasks serve --tools` offers; a server of your own does not need it.
+//! feature adds the `demo`, `conformance` and `fleet` tool sets
+//! (`tools::ToolSet`) that `mcp-tasks serve --tools` offers; a server of
+//! your own does not need it.
 //!
-//! Adding durable tools to your own server takes a few lines:
+//! **Already have an rmcp server?** Keep it: build a [`DurableTasks`] once
+//! and return `tasks.wrap(MyServer::new())` (a [`Durable`]) from rmcp's
+//! service factory. Durable tools are typed ([`TypedTool`], one builder line
+//! each); your `#[tool_router]` tools, prompts and resources are untouched.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use mcp_tasks_server::{DurableTasks, TaskContext, ToolFailure};
+//! # #[derive(Clone, Default)] struct MyServer;
+//! # impl rmcp::ServerHandler for MyServer {}
+//! #[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+//! struct Args { topic: String }
+//!
+//! async fn report(args: Args, ctx: TaskContext) -> Result<String, ToolFailure> {
+//!     ctx.sleep(std::time::Duration::from_secs(5)).await?;
+//!     Ok(format!("a report on {}", args.topic))
+//! }
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(mcp_tasks_sqlite::SqliteStore::open("tasks.db")?);
+//! let tasks = DurableTasks::builder(store).single_node(true).task("report", "Writes a report", report).build()?;
+//! tasks.start().await?;
+//! let factory = move || Ok::<_, std::io::Error>(tasks.wrap(MyServer::default()));
+//! # Ok(()) }
+//! ```
+//!
+//! **Starting from nothing?** The stand-alone [`TaskServer`] serves durable
+//! tools behind a hardened HTTP endpoint in a few lines:
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -39,6 +67,8 @@ pub mod auth;
 pub mod body_budget;
 pub mod builder;
 mod connection;
+pub mod durable;
+mod durable_handler;
 pub mod envelope;
 mod errors;
 pub mod fd_limit;
@@ -50,10 +80,14 @@ pub mod limits;
 pub mod log_limit;
 pub mod serve;
 pub mod tools;
+pub mod typed;
 pub mod wire;
 
 pub use auth::{Principal, TokenMap};
 pub use builder::{ServerError, TaskServer, TaskServerBuilder};
+pub use durable::{DurableTasks, DurableTasksBuilder};
+pub use durable_handler::Durable;
+pub use typed::{IntoTaskResult, TypedTool};
 pub use errors::QUOTA_EXCEEDED;
 pub use limits::ConnectionLimits;
 pub use inline::{InlineCall, InlineTool};

@@ -1,0 +1,386 @@
+//! [`DurableTasks`]: the durable task tools of one process — the runtime,
+//! their routes and their listing — and everything an rmcp `ServerHandler`
+//! delegates to them: `tools/call` of a durable tool, `tasks/get|update|cancel`,
+//! the advertised capability, the merged `tools/list`.
+//!
+//! Wrap your handler with [`DurableTasks::wrap`] (see [`Durable`])
+//! or call these methods from your own `ServerHandler` by hand.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_tasks_core::{Clock, Policy, TaskId};
+use mcp_tasks_runtime::{CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec};
+use mcp_tasks_store::TaskStore;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
+    JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, Tool, UpdateTaskParams,
+};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::request_principal;
+use crate::builder::ServerError;
+use crate::errors::{tasks_required, to_mcp};
+use crate::durable_handler::Durable;
+use crate::inline::InlineCall;
+use crate::typed::{DecodeCheck, IntoTaskResult, TypedTool};
+use crate::wire;
+
+/// How one durable tool is served.
+struct DurableRoute {
+    execution: Execution,
+    /// For typed tools: decoding into the tool's type, checked before creation.
+    decode: Option<(DecodeCheck, Arc<CompiledSchema>)>,
+}
+
+struct Shared {
+    runtime: Runtime,
+    routes: HashMap<String, DurableRoute>,
+    /// The routed tools as `tools/list` shows them, in registration order.
+    listing: Vec<Tool>,
+    /// Cancelled at shutdown: inline waits end.
+    stop: CancellationToken,
+}
+
+/// The durable task tools of a server and the runtime that runs them.
+/// Create it once per process and clone it into each request's handler
+/// (rmcp's stateless HTTP service builds a handler per request): clones
+/// share one runtime.
+#[derive(Clone)]
+pub struct DurableTasks(Arc<Shared>);
+
+impl std::fmt::Debug for DurableTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableTasks").field("tools", &self.0.listing.len()).finish_non_exhaustive()
+    }
+}
+
+struct Registered {
+    name: String,
+    decode: Option<DecodeCheck>,
+    output_schema: Option<Arc<JsonObject>>,
+}
+
+/// Configures [`DurableTasks`]: the tools, the policy, the runtime.
+pub struct DurableTasksBuilder {
+    runtime: RuntimeBuilder,
+    order: Vec<Registered>,
+    /// Registered with the runtime but answered by another tool of the same
+    /// name (a front that gathers input, then starts the task).
+    fronted: HashSet<String>,
+    /// A typed tool whose arguments cannot be a tool's (reported at build).
+    invalid: Option<ServerError>,
+}
+
+impl std::fmt::Debug for DurableTasksBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableTasksBuilder").field("runtime", &self.runtime).finish_non_exhaustive()
+    }
+}
+
+impl DurableTasksBuilder {
+    /// Adds a durable tool written against the raw [`TaskTool`] seam (JSON
+    /// arguments, a hand-written input schema, still checked before creation).
+    pub fn tool(self, tool: impl TaskTool) -> Self {
+        self.tool_arc(Arc::new(tool))
+    }
+
+    /// Adds a raw durable tool already behind an `Arc`.
+    pub fn tool_arc(mut self, tool: Arc<dyn TaskTool>) -> Self {
+        self.order.push(Registered { name: tool.spec().name, decode: None, output_schema: None });
+        self.runtime = self.runtime.tool(tool);
+        self
+    }
+
+    /// Adds a typed durable tool: its arguments are checked against the
+    /// schema derived from their type and decoded into it before a task is
+    /// created.
+    pub fn typed_tool<A, F, Fut, R>(mut self, tool: TypedTool<A, F>) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolFailure>> + Send + 'static,
+        R: IntoTaskResult,
+    {
+        let name = tool.spec().name;
+        match tool.into_parts() {
+            Ok(parts) => {
+                self.order.push(Registered { name, decode: Some(parts.decode), output_schema: parts.output_schema });
+                self.runtime = self.runtime.tool(parts.tool);
+            }
+            Err(reason) => {
+                self.invalid.get_or_insert(ServerError::Tool { tool: name, reason });
+            }
+        }
+        self
+    }
+
+    /// Adds a typed durable tool in one line: `run(args, ctx)` with `args`
+    /// of a `Deserialize + JsonSchema` type (task-required, re-runnable; use
+    /// [`typed_tool`](Self::typed_tool) with a configured [`TypedTool`] for
+    /// more).
+    pub fn task<A, F, Fut, R>(self, name: impl Into<String>, description: impl Into<String>, run: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, TaskContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolFailure>> + Send + 'static,
+        R: IntoTaskResult,
+    {
+        self.typed_tool(TypedTool::new(name, description, run))
+    }
+
+    /// The policy (validated when built).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.runtime = self.runtime.policy(policy);
+        self
+    }
+
+    /// The clock every decision reads (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.runtime = self.runtime.clock(clock);
+        self
+    }
+
+    /// Whether this is the only process on its store (embedded SQLite): at
+    /// start every lease belongs to a dead process.
+    pub fn single_node(mut self, yes: bool) -> Self {
+        self.runtime = self.runtime.single_node(yes);
+        self
+    }
+
+    /// Any other runtime setting (concurrency, claim interval, jitter seed, …).
+    pub fn runtime(mut self, configure: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder) -> Self {
+        self.runtime = configure(self.runtime);
+        self
+    }
+
+    /// Marks `name` as answered by a front of the same name (the stand-alone
+    /// server's inline tools): the runtime runs it, the routes leave it alone.
+    pub(crate) fn fronted(mut self, name: String) -> Self {
+        self.fronted.insert(name);
+        self
+    }
+
+    /// Builds the runtime (validating the policy and compiling every schema)
+    /// and the routes. The runtime is not started: call [`DurableTasks::start`].
+    pub fn build(self) -> Result<DurableTasks, ServerError> {
+        if let Some(invalid) = self.invalid {
+            return Err(invalid);
+        }
+        let runtime = self.runtime.build()?;
+        let specs: HashMap<String, ToolSpec> = runtime.tools().into_iter().map(|s| (s.name.clone(), s)).collect();
+        let mut routes = HashMap::new();
+        let mut listing = Vec::new();
+        for registered in self.order {
+            if self.fronted.contains(&registered.name) {
+                continue;
+            }
+            let spec = &specs[&registered.name];
+            let mut tool = definition_of(spec)?;
+            tool.output_schema = registered.output_schema;
+            let decode = match registered.decode {
+                Some(check) => {
+                    let schema = CompiledSchema::compile(&spec.input_schema)
+                        .map_err(|reason| RuntimeError::InvalidToolSchema { tool: spec.name.clone(), reason })?;
+                    Some((check, Arc::new(schema)))
+                }
+                None => None,
+            };
+            listing.push(tool);
+            routes.insert(registered.name, DurableRoute { execution: spec.execution, decode });
+        }
+        Ok(DurableTasks(Arc::new(Shared { runtime, routes, listing, stop: CancellationToken::new() })))
+    }
+}
+
+/// A task tool as `tools/list` shows it.
+pub(crate) fn definition_of(spec: &ToolSpec) -> Result<Tool, ServerError> {
+    let schema: JsonObject = match &spec.input_schema {
+        Value::Object(map) => map.clone(),
+        other => {
+            return Err(ServerError::Tool {
+                tool: spec.name.clone(),
+                reason: format!("input_schema must be a JSON Schema object, got {other}"),
+            });
+        }
+    };
+    Ok(Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema)))
+}
+
+impl DurableTasks {
+    /// A builder over `store`; the runtime and every handler share it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcp_tasks_server::{DurableTasks, TaskContext, ToolFailure};
+    /// #[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+    /// struct Report { topic: String }
+    ///
+    /// let store = Arc::new(mcp_tasks_store::MemoryStore::new());
+    /// let tasks = DurableTasks::builder(store)
+    ///     .task("report", "Writes a report", |args: Report, _ctx: TaskContext| async move {
+    ///         Ok::<_, ToolFailure>(format!("a report on {}", args.topic))
+    ///     })
+    ///     .build()?;
+    /// assert!(tasks.owns("report"));
+    /// # Ok::<_, mcp_tasks_server::ServerError>(())
+    /// ```
+    pub fn builder(store: Arc<dyn TaskStore>) -> DurableTasksBuilder {
+        DurableTasksBuilder {
+            runtime: Runtime::builder(store),
+            order: Vec::new(),
+            fronted: HashSet::new(),
+            invalid: None,
+        }
+    }
+
+    /// `handler` with these durable tools added: see [`Durable`].
+    pub fn wrap<H: ServerHandler>(&self, handler: H) -> Durable<H> {
+        Durable::new(handler, self.clone())
+    }
+
+    /// The runtime (maintenance passes, dead letters, the store, …).
+    pub fn runtime(&self) -> &Runtime {
+        &self.0.runtime
+    }
+
+    /// The durable tools as `tools/list` shows them, in registration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.0.listing
+    }
+
+    /// Whether `tools/call` of `name` is answered here.
+    pub fn owns(&self, name: &str) -> bool {
+        self.0.routes.contains_key(name)
+    }
+
+    /// Starts the runtime: restart triage, then the executor and the
+    /// maintenance loops. Call it once, before serving.
+    pub async fn start(&self) -> Result<(), ServerError> {
+        Ok(self.0.runtime.start().await?)
+    }
+
+    /// Ends inline waits, gives running handlers `grace` to finish, then
+    /// releases their leases so the next start resumes them.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.0.stop.cancel();
+        self.0.runtime.shutdown(grace).await;
+    }
+
+    /// Cancelled by [`shutdown`](Self::shutdown).
+    pub(crate) fn stop_token(&self) -> &CancellationToken {
+        &self.0.stop
+    }
+
+    /// Declares what these tools need on top of `capabilities`: the tools
+    /// capability and the tasks extension.
+    pub fn advertise(&self, capabilities: &mut ServerCapabilities) {
+        capabilities.tools.get_or_insert_with(Default::default);
+        capabilities
+            .extensions
+            .get_or_insert_with(ExtensionCapabilities::new)
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+    }
+
+    /// `tools`, with each durable tool's definition put in place of a tool
+    /// of the same name and the other durable tools appended (`last_page`:
+    /// only on the last page of a paginated listing).
+    pub fn merge_listing(&self, mut tools: Vec<Tool>, last_page: bool) -> Vec<Tool> {
+        let mut listed = HashSet::new();
+        for tool in &mut tools {
+            if let Some(ours) = self.0.listing.iter().find(|t| t.name == tool.name) {
+                *tool = ours.clone();
+                listed.insert(ours.name.clone());
+            }
+        }
+        if last_page {
+            tools.extend(self.0.listing.iter().filter(|t| !listed.contains(t.name.as_ref())).cloned());
+        }
+        tools
+    }
+
+    /// The definition of durable tool `name`.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.0.listing.iter().find(|t| t.name == name).cloned()
+    }
+
+    /// Answers a `tools/call` of a durable tool: a `CreateTaskResult` once
+    /// the task is durable for a client that declared the tasks extension;
+    /// the result inline (task-optional tools) or `-32021` (task-required)
+    /// for one that did not; `-32602` naming the field for arguments that do
+    /// not fit, with nothing created.
+    pub async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let Some(route) = self.0.routes.get(&name) else {
+            return Err(McpError::invalid_params(
+                format!("unknown durable tool \"{name}\""),
+                Some(serde_json::json!({"tool": name})),
+            ));
+        };
+        let mut call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone());
+        // Moved, not cloned: the arguments may be a megabyte.
+        let arguments = Value::Object(std::mem::take(&mut call.arguments));
+        if let Some((decode, schema)) = &route.decode
+            && let Err(reason) = decode(&arguments)
+        {
+            return Err(refuse_undecodable(&name, &arguments, schema, reason));
+        }
+        if call.declares_tasks() {
+            call.start_task(&name, arguments).await
+        } else if route.execution == Execution::TaskOptional {
+            call.run_task_inline(&name, arguments).await
+        } else {
+            Err(tasks_required())
+        }
+    }
+
+    /// `tasks/get`: the task with its status's payload and the orphan window
+    /// in `_meta`; `-32602` for an unknown, expired or another caller's task.
+    pub async fn get_task(&self, request: GetTaskParams, cx: &RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+        let id = TaskId(request.task_id);
+        let view = self.0.runtime.get_task(&id, request_principal(cx).as_deref()).await.map_err(to_mcp)?;
+        wire::get_result(&view)
+    }
+
+    /// `tasks/update`: stores answers to the task's input requests, each
+    /// checked against its requested schema (`-32602` naming the field).
+    pub async fn update_task(&self, request: UpdateTaskParams, cx: &RequestContext<RoleServer>) -> Result<(), McpError> {
+        let id = TaskId(request.task_id);
+        // Answers to a task that has ended are ignored (Ok), like unknown keys.
+        self.0
+            .runtime
+            .answer_input(&id, request_principal(cx).as_deref(), request.input_responses)
+            .await
+            .map_err(to_mcp)
+    }
+
+    /// `tasks/cancel`: records the cancel durably and stops a local handler.
+    pub async fn cancel_task(&self, request: CancelTaskParams, cx: &RequestContext<RoleServer>) -> Result<(), McpError> {
+        let id = TaskId(request.task_id);
+        self.0.runtime.cancel_task(&id, request_principal(cx).as_deref()).await.map(drop).map_err(to_mcp)
+    }
+}
+
+/// `-32602` for arguments that do not decode into a typed tool's type: the
+/// schema's own violations when there are any (they name the field), else
+/// the decoder's reason.
+fn refuse_undecodable(tool: &str, arguments: &Value, schema: &CompiledSchema, reason: String) -> McpError {
+    let violations = schema.violations(arguments);
+    if !violations.is_empty() {
+        return to_mcp(RuntimeError::InvalidArguments { tool: tool.to_owned(), violations });
+    }
+    McpError::invalid_params(
+        format!("invalid arguments for tool \"{tool}\": {reason}"),
+        Some(serde_json::json!({"tool": tool, "errors": [{"pointer": "", "expected": reason}]})),
+    )
+}
