@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The project's whole test suite. First what holds the line on the code
-# itself: no import circle inside a crate (scripts/import_cycles.py), formatting (rustfmt.toml), the MSRV (scripts/check-msrv.sh), clippy
+# itself: no import circle inside a crate (scripts/import_cycles.py), every
+# integration test file compiled into its crate's one test binary
+# (scripts/check_test_modules.py), formatting (rustfmt.toml), the MSRV (scripts/check-msrv.sh), clippy
 # with every warning an error (incompatible_msrv included), and rustdoc with
 # every warning an error (broken links included). Then every crate's tests
 # (unit, property, doc, conformance of every store, end-to-end over loopback
@@ -10,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/import_cycles.py
+scripts/check_test_modules.py
 cargo fmt --all --check
 scripts/check-msrv.sh
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -2,8 +2,7 @@
 //! an answer times out, a failure retrying cannot fix ends a follow at once,
 //! and by default the server's hint sets the pace.
 
-mod support;
-
+use crate::support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,6 @@
 //! The poller against a real rmcp server over loopback HTTP.
 
-mod support;
-
+use crate::support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -2,8 +2,7 @@
 //! tool's input schema are refused before anything is stored, and a tool
 //! whose declared schema is not a valid JSON Schema fails the build, naming it.
 
-mod support;
-
+use crate::support;
 use mcp_tasks_runtime::{CreateTask, RuntimeError, ToolSpec};
 use mcp_tasks_store::ListQuery;
 use serde_json::json;

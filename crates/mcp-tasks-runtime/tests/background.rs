@@ -1,8 +1,7 @@
 //! `start` spawns the executor: a created task runs without anyone calling
 //! `run_due_once`, and `shutdown` stops the loops.
 
-mod support;
-
+use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -2,8 +2,7 @@
 //! flagged, its handler sees the token, and it ends `cancelled` whatever the
 //! handler returns; a terminal task is left unchanged.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

@@ -1,7 +1,6 @@
 //! The executor runs at most `concurrency` handlers at once.
 
-mod support;
-
+use crate::support;
 use mcp_tasks_core::TaskStatus;
 use serde_json::json;
 use support::*;

@@ -1,8 +1,7 @@
 //! Creation errors name what was wrong: an unknown tool (listing the known
 //! ones) and an idempotency key reused for another call.
 
-mod support;
-
+use crate::support;
 use mcp_tasks_runtime::{CreateTask, RuntimeError};
 use serde_json::json;
 use support::*;

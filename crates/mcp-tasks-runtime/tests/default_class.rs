@@ -1,8 +1,7 @@
 //! An error no marker recognises is permanent by default; an operator can
 //! make the default transient.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::{FailureClass, Policy, TaskStatus};

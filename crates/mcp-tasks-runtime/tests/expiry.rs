@@ -1,8 +1,7 @@
 //! Expiry deletes a terminal task after its retention and releases its
 //! idempotency key.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_runtime::{CreateTask, RuntimeError};

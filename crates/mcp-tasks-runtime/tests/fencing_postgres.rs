@@ -3,8 +3,7 @@
 //! failure are all refused and change nothing. And self-fencing: a handler
 //! whose lease lapses while the store is unreachable is stopped.
 
-mod support;
-
+use crate::support;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};

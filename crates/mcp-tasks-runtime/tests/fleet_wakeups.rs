@@ -4,8 +4,7 @@
 //! the store's events (LISTEN/NOTIFY) can bring it B's new task and B's
 //! cancel; B's answer reaches A's waiting handler too.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! A task runs to `completed`, with its result, retention and hints.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

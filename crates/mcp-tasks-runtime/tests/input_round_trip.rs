@@ -1,8 +1,7 @@
 //! Durable input: a handler asks, the task shows `input_required` with the
 //! pending requests, an answer wakes the handler, the task completes.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 
 use mcp_tasks_core::TaskStatus;

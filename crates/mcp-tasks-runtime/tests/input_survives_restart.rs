@@ -1,8 +1,7 @@
 //! Input answers are durable: after a restart (a new runtime on the same
 //! SQLite file) the re-run handler gets the stored answer without asking again.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! A handler that finishes after its task was cancelled or timed out by
 //! someone else changes nothing: its write loses the lease guard.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

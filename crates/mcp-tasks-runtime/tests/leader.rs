@@ -4,8 +4,7 @@
 //! once still settle each task exactly once. A store no other process
 //! shares always leads.
 
-mod support;
-
+use crate::support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

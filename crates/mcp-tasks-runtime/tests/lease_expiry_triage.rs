@@ -1,8 +1,7 @@
 //! A lapsed lease is triaged by another instance: the task resumes there as
 //! the next attempt, and the first executor's late result changes nothing.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

@@ -3,8 +3,7 @@
 //! cancels its token; a lease taken over elsewhere stops it, and its result
 //! is discarded.
 
-mod support;
-
+use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! A poll that lands after the orphan sweep read its candidates makes the
 //! cancel lose its guard: the task stays live.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

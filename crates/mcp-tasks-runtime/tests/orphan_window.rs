@@ -2,8 +2,7 @@
 //! is cancelled, one polled a millisecond later is not. Buffered polls are
 //! flushed before the sweep reads.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

@@ -1,7 +1,6 @@
 //! Another principal's task is indistinguishable from a missing one.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 
 use mcp_tasks_core::{TaskId, TaskStatus};

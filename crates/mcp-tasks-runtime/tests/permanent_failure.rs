@@ -1,7 +1,6 @@
 //! A permanent failure fails the task at once, without a dead letter.
 
-mod support;
-
+use crate::support;
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_runtime::ToolFailure;
 use mcp_tasks_store::DeadLetterQuery;

@@ -1,8 +1,7 @@
 //! Three transient failures make a task poison: failed and dead-lettered in
 //! one write. Requeueing gives a fresh task with a fresh attempt budget.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

@@ -1,8 +1,7 @@
 //! The poll hint follows the tool's duration: declared, or learned from the
 //! median of recent completions (refreshed at most every 30 s).
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use serde_json::json;

@@ -1,8 +1,7 @@
 //! The reaper runs timeouts before orphans: a task both past its deadline
 //! and unpolled ends failed (timeout), not cancelled.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

@@ -3,8 +3,7 @@
 //! so the stale handler of the earlier claim loses its writes even when the
 //! same runtime claimed the task again.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -3,8 +3,7 @@
 //! poison and dead-lettered; not re-runnable → failed, saying so; else
 //! resumed as the next attempt.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::{Clock, TaskStatus};

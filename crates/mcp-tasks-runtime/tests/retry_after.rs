@@ -1,7 +1,6 @@
 //! A tool's retry-after re-runs it later without consuming an attempt.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

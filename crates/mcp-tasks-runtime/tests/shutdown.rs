@@ -1,8 +1,7 @@
 //! Shutdown lets handlers finish within the grace period, then hands the
 //! rest back without spending an attempt, so the next start resumes them at once.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::{Clock, TaskStatus};

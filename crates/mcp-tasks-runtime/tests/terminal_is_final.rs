@@ -2,8 +2,7 @@
 //! clock jumps, sweeps, triage by another instance and shutdown, a task once
 //! terminal never changes again (it may only be deleted by expiry).
 
-mod support;
-
+use crate::support;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! Every terminal transition sets a status message that describes the end:
 //! a task never finishes showing its last progress or retry message.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;

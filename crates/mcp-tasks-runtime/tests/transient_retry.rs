@@ -1,8 +1,7 @@
 //! A transient failure is retried after a jittered backoff, the task stays
 //! `working` with a status message, and the attempt is counted.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use mcp_tasks_core::{TaskStatus, Timestamp};

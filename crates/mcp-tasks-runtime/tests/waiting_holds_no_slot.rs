@@ -2,8 +2,7 @@
 //! task waiting for an answer, a short task still runs at once, and the
 //! waiting ones take a slot again when answered.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -3,8 +3,7 @@
 //! (503, `Retry-After`, a JSON-RPC error naming the budget), a small request
 //! is still answered, and once the first body is gone the second is admitted.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use common::raw_tcp::*;

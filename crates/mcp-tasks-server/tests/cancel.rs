@@ -1,8 +1,7 @@
 //! `tasks/cancel` is acknowledged at once, the task settles `cancelled`, and
 //! cancelling it again (now terminal) gets the same empty acknowledgement.
 
-mod common;
-
+use crate::common;
 use common::*;
 use rmcp::model::{CancelTaskParams, TaskStatus};
 use serde_json::json;

@@ -4,8 +4,7 @@
 //! connection waits (it is not served while N idle sockets hold the slots)
 //! and is served once the timeouts have closed them.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use common::raw_tcp::*;

@@ -1,8 +1,7 @@
 //! A declaring client's call becomes a durable task: CreateTaskResult with
 //! honest fields, an immediate `tasks/get` resolves, polling reaches the result.
 
-mod common;
-
+use crate::common;
 use common::*;
 use mcp_tasks_server::ORPHAN_WINDOW_META_KEY;
 use rmcp::model::{TaskPayload, TaskStatus};

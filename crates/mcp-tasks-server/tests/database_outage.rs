@@ -3,8 +3,7 @@
 //! server keeps serving, and once the database is back the same task is
 //! there and everything works again.
 
-mod common;
-
+use crate::common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

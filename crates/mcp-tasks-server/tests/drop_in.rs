@@ -10,9 +10,8 @@
 //! - In a real child process (the `mixed_server` example), a running task
 //!   survives SIGKILL of the server and completes after a restart.
 
-mod examples_support;
-mod rmcp_app;
-
+use crate::examples_support;
+use crate::rmcp_app;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{

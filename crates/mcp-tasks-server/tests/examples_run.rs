@@ -2,9 +2,8 @@
 //! line of output, serves its tools to the real rmcp client, and runs a
 //! durable task to its end.
 
-mod examples_support;
-mod rmcp_app;
-
+use crate::examples_support;
+use crate::rmcp_app;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,7 @@
 //! `Mcp-Method` that disagrees with the body, an `Mcp-Name` that disagrees
 //! with the `taskId`. The server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

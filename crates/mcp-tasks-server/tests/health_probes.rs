@@ -2,8 +2,7 @@
 //! 200 while the store is healthy and 503 with the cause when it is not.
 //! Neither needs a bearer token nor passes the Host/Origin checks of `/mcp`.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,8 +2,7 @@
 //! `dev.mcp-tasks/idempotencyKey` returns the same task when repeated, and a
 //! reuse of the key for a different call is refused with -32602.
 
-mod common;
-
+use crate::common;
 use common::*;
 use mcp_tasks_server::IDEMPOTENCY_KEY_META_KEY;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, RequestMetaObject};

@@ -2,8 +2,7 @@
 //! inline; if it goes away before the result, the task behind the call is
 //! cancelled rather than left running for nobody.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use std::sync::Arc;

@@ -2,8 +2,7 @@
 //! answer through `tasks/update` resumes it to the result. Answers to unknown
 //! keys are ignored.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 
 use common::*;

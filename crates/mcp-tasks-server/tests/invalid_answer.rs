@@ -2,8 +2,7 @@
 //! -32602 naming the input key and the field; the question stays open, and
 //! a good answer afterwards is taken and the task completes.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 
 use common::*;

@@ -3,8 +3,7 @@
 //! run inline for a client without the tasks extension, and a synchronous
 //! tool — get -32602 naming the field and what was expected, and no task.
 
-mod common;
-
+use crate::common;
 use common::*;
 use mcp_tasks_store::ListQuery;
 use rmcp::model::{CallToolResponse, ErrorCode};

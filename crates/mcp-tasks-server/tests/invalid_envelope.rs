@@ -3,8 +3,7 @@
 //! is null, a boolean, an object, a fraction or beyond 64 bits; a `method`
 //! that is missing or not a string. The server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

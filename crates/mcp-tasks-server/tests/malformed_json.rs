@@ -1,8 +1,7 @@
 //! Malformed JSON gets HTTP 400 with a JSON-RPC parse error (-32700), and the
 //! server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 
 #[tokio::test]

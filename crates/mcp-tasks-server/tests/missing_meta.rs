@@ -1,8 +1,7 @@
 //! A request without the per-request `_meta` gets HTTP 400 with -32602, and
 //! the server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

@@ -3,8 +3,7 @@
 //! nothing disagrees with it. A header that disagrees is still -32020, and a
 //! `tools/call` without `Mcp-Name` is still refused.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

@@ -2,8 +2,7 @@
 //! then starts the durable task of the same name; the task's result carries
 //! the answer. `tools/list` shows the tool once.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 
 use common::*;

@@ -2,8 +2,7 @@
 //! task-optional tools answer inline, task-required ones get -32021 naming
 //! the extension, and `tasks/*` are refused with -32021.
 
-mod common;
-
+use crate::common;
 use common::*;
 use rmcp::model::{CallToolResponse, ErrorCode};
 use serde_json::json;

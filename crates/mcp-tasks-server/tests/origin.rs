@@ -2,8 +2,7 @@
 //! default when nothing is configured) and a request without `Origin` (not a
 //! browser) are served, and configured origins replace the default.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

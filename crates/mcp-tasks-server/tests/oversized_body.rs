@@ -1,8 +1,7 @@
 //! A body over the configured limit gets HTTP 413 with a JSON-RPC error
 //! naming the limit, and the server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

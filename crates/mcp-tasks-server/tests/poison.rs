@@ -1,8 +1,7 @@
 //! A task that keeps failing transiently is poison once out of attempts: it
 //! ends `failed` with a JSON-RPC error and is dead-lettered.
 
-mod common;
-
+use crate::common;
 use common::*;
 use mcp_tasks_core::TaskId;
 use rmcp::model::{TaskPayload, TaskStatus};

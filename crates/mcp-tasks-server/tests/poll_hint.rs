@@ -1,8 +1,7 @@
 //! `pollIntervalMs` follows the tool's expected duration (not a constant), and
 //! stays within the policy's bounds.
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use async_trait::async_trait;

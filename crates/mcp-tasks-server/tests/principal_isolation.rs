@@ -2,8 +2,7 @@
 //! another principal gets exactly what an unknown id gets, and a request
 //! without a known token is refused with 401.
 
-mod common;
-
+use crate::common;
 use common::*;
 use mcp_tasks_server::TokenMap;
 use rmcp::model::{CancelTaskParams, ErrorCode, TaskStatus};

@@ -2,8 +2,7 @@
 //! JSON-RPC error saying its limit was reached and what frees it, another
 //! principal is unaffected, and the server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use mcp_tasks_server::{QUOTA_EXCEEDED, TokenMap};
 use mcp_tasks_store::Quota;

@@ -1,8 +1,7 @@
 //! A transient failure is retried by the server: the client sees `working`
 //! with a status message about the retry, then `completed`.
 
-mod common;
-
+use crate::common;
 use common::*;
 use rmcp::model::{TaskPayload, TaskStatus};
 use serde_json::json;

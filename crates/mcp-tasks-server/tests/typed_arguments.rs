@@ -4,8 +4,7 @@
 //! each get -32602 naming the field, for a client that takes tasks and for
 //! one that gets the result inline, and no task is created.
 
-mod rmcp_app;
-
+use crate::rmcp_app;
 use std::time::Duration;
 
 use mcp_tasks_store::ListQuery;

@@ -1,8 +1,7 @@
 //! An unknown method (and the removed `tasks/list`) gets HTTP 404 with
 //! -32601, and the server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

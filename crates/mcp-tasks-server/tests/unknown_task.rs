@@ -1,8 +1,7 @@
 //! An unknown task id gets -32602 naming the id in plain words, for get,
 //! update and cancel.
 
-mod common;
-
+use crate::common;
 use std::collections::BTreeMap;
 
 use common::*;

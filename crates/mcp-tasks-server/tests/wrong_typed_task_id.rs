@@ -1,8 +1,7 @@
 //! A `taskId` of the wrong JSON type gets -32602 naming the problem (rmcp
 //! alone answers -32601), and the server keeps serving.
 
-mod common;
-
+use crate::common;
 use common::*;
 use serde_json::json;
 

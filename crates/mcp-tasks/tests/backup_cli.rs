@@ -2,8 +2,7 @@
 //! every task created so far, the server keeps serving, and an existing
 //! destination is refused rather than overwritten.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::collections::BTreeSet;
 use std::process::Command;
 

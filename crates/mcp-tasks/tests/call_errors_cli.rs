@@ -4,8 +4,7 @@
 //! the built binary against a closed port, a real `mcp-tasks serve`, and a
 //! plain HTTP server that is not MCP.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;

@@ -3,8 +3,7 @@
 //! it wrote is rendered by a terminal emulator (`vt100`) into the screen a
 //! user would see.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::path::Path;
 use std::process::{Command, Stdio};
 

@@ -2,8 +2,7 @@
 //! server checkpoints the WAL into it at shutdown, so stopping the server and
 //! copying the file is a complete backup.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 

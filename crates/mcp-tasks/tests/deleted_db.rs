@@ -2,8 +2,7 @@
 //! gets a JSON-RPC error naming the file, never a task handle that would be
 //! lost with the deleted file.
 
-mod serve_support;
-
+use crate::serve_support;
 use mcp_tasks_client::{ClientError, ClientOptions, DeclineAll, Silent, Started, TasksClient};
 use serde_json::json;
 use serve_support::spawn;

@@ -3,8 +3,7 @@
 //! the first instance gets it within a generous bound. The latency itself is
 //! measured by `cargo run --release -p mcp-tasks --example fleet_latency`.
 
-mod fleet_support;
-
+use crate::fleet_support;
 use std::time::{Duration, Instant};
 
 use fleet_support::{Fleet, FleetConfig};

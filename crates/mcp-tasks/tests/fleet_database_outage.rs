@@ -10,8 +10,7 @@
 //! the store is unavailable, and `/readyz` says 503; afterwards the
 //! instances recover by themselves and every acknowledged task completes.
 
-mod fleet_support;
-
+use crate::fleet_support;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -11,8 +11,7 @@
 //! lapsed-lease triage): another instance must take leadership over and
 //! finish the round's tasks within the same bound.
 
-mod fleet_support;
-
+use crate::fleet_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

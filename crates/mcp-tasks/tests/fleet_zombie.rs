@@ -5,8 +5,7 @@
 //! attempt) refuses them, so every task ends exactly once, with the result of
 //! the instance that took it over.
 
-mod fleet_support;
-
+use crate::fleet_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,7 @@
 //! the grace period writes its result; one that does not releases its lease
 //! (it stays `working`, unleased) and the next start runs it to the end.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::time::{Duration, Instant};
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskOutcome, TasksClient};

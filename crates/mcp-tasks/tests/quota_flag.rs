@@ -1,8 +1,7 @@
 //! `mcp-tasks serve --max-tasks-per-principal`: the flag reaches the store;
 //! a creation past it is a `-32050` JSON-RPC error, not a task.
 
-mod serve_support;
-
+use crate::serve_support;
 use mcp_tasks_client::{ClientError, ClientOptions, DeclineAll, Silent, Started, TasksClient};
 use serde_json::json;
 use serve_support::spawn;

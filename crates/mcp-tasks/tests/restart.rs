@@ -5,8 +5,7 @@
 //! waits and completes once answered, and a client that was following a task
 //! across the crash carries on to its result. SIGTERM then stops it cleanly.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskHandle, TaskOutcome, TasksClient};

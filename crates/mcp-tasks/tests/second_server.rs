@@ -4,8 +4,7 @@
 //! every lease and run it again as attempt 2). `mcp-tasks tasks list` works
 //! beside the running server.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

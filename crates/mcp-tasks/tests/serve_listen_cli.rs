@@ -3,8 +3,7 @@
 //! leaves no database file behind (the socket is bound before the database
 //! is opened), nor does an unreadable `--auth-tokens` file. Real `mcp-tasks serve` processes.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

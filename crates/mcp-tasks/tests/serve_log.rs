@@ -3,8 +3,7 @@
 //! tool; after a SIGKILL and a restart, the start-up triage's counts; at
 //! SIGTERM, what shutdown waits for and how long.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::rmcp::model::TaskStatus as WireStatus;

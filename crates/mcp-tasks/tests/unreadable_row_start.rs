@@ -3,8 +3,7 @@
 //! start-up triage fails that one task as unreadable and resumes the rest,
 //! and the server serves new calls.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskHandle, TaskOutcome, TasksClient};

@@ -3,8 +3,7 @@
 //! none ends failed or dead-lettered (even after more kills than
 //! `--max-attempts`), and answering them afterwards completes them.
 
-mod serve_support;
-
+use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::rmcp::model::{GetTaskResult, TaskStatus as WireStatus};

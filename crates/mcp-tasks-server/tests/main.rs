@@ -1,0 +1,39 @@
+//! The integration tests of `mcp-tasks-server`, one module per concern, compiled
+//! into one test binary (one link instead of one per file).
+//! `scripts/check_test_modules.py` fails if a file here is not listed.
+
+mod common;
+mod examples_support;
+mod rmcp_app;
+
+mod body_budget;
+mod cancel;
+mod connection_limits;
+mod create_and_poll;
+mod database_outage;
+mod drop_in;
+mod examples_run;
+mod header_mismatch;
+mod health_probes;
+mod idempotency_key;
+mod inline_disconnect;
+mod input_round_trip;
+mod invalid_answer;
+mod invalid_arguments;
+mod invalid_envelope;
+mod malformed_json;
+mod missing_meta;
+mod missing_task_name;
+mod mrtr_then_task;
+mod non_declaring_client;
+mod origin;
+mod oversized_body;
+mod poison;
+mod poll_hint;
+mod principal_isolation;
+mod principal_quota;
+mod transient_retry;
+mod typed_arguments;
+mod unknown_method;
+mod unknown_task;
+mod wrong_typed_task_id;

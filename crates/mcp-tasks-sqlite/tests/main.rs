@@ -1,0 +1,14 @@
+//! The integration tests of `mcp-tasks-sqlite`, one module per concern, compiled
+//! into one test binary (one link instead of one per file).
+//! `scripts/check_test_modules.py` fails if a file here is not listed.
+
+mod conformance;
+mod corrupt_rows;
+mod deleted_file;
+mod differential;
+mod group_commit;
+mod locked_writer;
+mod open_errors;
+mod quota_migration;
+mod serve_lock;
+mod unreadable_rows;
