@@ -141,14 +141,18 @@ async fn the_usage_migration_counts_tasks_already_stored() {
             create(&store, new).await;
         }
     }
-    // Back to schema version 1: no usage table, no triggers.
+    // Back to schema version 1: no usage table, no triggers (and nothing
+    // of the later versions, which run again).
     db.connect()
         .await
         .batch_execute(
             "DROP TABLE principal_usage; \
              DROP FUNCTION mcp_tasks_usage_insert() CASCADE; \
              DROP FUNCTION mcp_tasks_usage_delete() CASCADE; \
-             DELETE FROM mcp_tasks_schema_migrations WHERE version = 2",
+             DROP TABLE maintenance_leader; \
+             DROP FUNCTION mcp_tasks_notify_created() CASCADE; \
+             DROP FUNCTION mcp_tasks_notify_changed() CASCADE; \
+             DELETE FROM mcp_tasks_schema_migrations WHERE version > 1",
         )
         .await
         .expect("downgrade to version 1");
