@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use crate::claim_backoff::ClaimBackoff;
 use crate::executor;
 use crate::leader;
 use crate::store_events;
@@ -30,18 +31,24 @@ pub(crate) fn spawn_all(shared: &Arc<Shared>) {
 /// Claims due work whenever woken (a local create, a freed slot, a retry) or
 /// on the claim interval (retries coming due, other instances' tasks).
 async fn executor_loop(weak: Weak<Shared>) {
+    let mut backoff = ClaimBackoff::default();
     loop {
         let Some(shared) = weak.upgrade() else { return };
-        if let Err(e) = executor::run_due_once(&shared).await {
-            tracing::warn!(error = %e, "executor could not claim work");
-        }
         let (stop, wake, interval) =
             (shared.background_stop.clone(), shared.wakeups.executor.clone(), shared.claim_interval);
+        let pause = match executor::run_due_once(&shared).await {
+            Ok(_) => {
+                backoff.succeeded();
+                interval
+            }
+            // The store is unreachable: stop claiming for a while.
+            Err(e) => backoff.failed(&e, interval),
+        };
         drop(shared);
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = wake.notified() => {}
-            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::time::sleep(pause) => {}
         }
     }
 }

@@ -50,6 +50,7 @@
 mod answers;
 mod background;
 mod builder;
+mod claim_backoff;
 mod context;
 mod dead_letters;
 mod error;
