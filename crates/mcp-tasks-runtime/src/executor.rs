@@ -21,6 +21,7 @@ use crate::cas;
 use crate::context::{HandlerEnv, TaskContext};
 use crate::error::RuntimeError;
 use crate::lease::LeaseKeeper;
+use crate::claim_backoff::ClaimBackoff;
 use crate::maintenance::{self, Schedule};
 use crate::registry::Tools;
 use crate::running::{Running, RunningHandler, StopReason};
@@ -67,12 +68,30 @@ pub(crate) struct Executor {
 }
 
 impl Executor {
-    /// Runs the claim loop until `stop`.
+    /// Runs the claim loop until `stop`. While claims fail (the store is
+    /// unreachable) the pass itself waits out a growing pause on top of the
+    /// claim interval ([`ClaimBackoff`]), logging the outage once.
     pub(crate) fn spawn(self: &Arc<Self>, stop: CancellationToken) -> JoinHandle<()> {
         let executor = self.clone();
+        let backoff = Arc::new(std::sync::Mutex::new(ClaimBackoff::default()));
+        let interval = self.config.schedule.period;
+        let pass_stop = stop.clone();
         maintenance::spawn_pass("executor claim", self.config.schedule.clone(), stop, move || {
-            let executor = executor.clone();
-            async move { executor.run_due_once().await.map(|_| ()) }
+            let (executor, backoff, stop) = (executor.clone(), backoff.clone(), pass_stop.clone());
+            async move {
+                let extra = match executor.run_due_once().await {
+                    Ok(_) => {
+                        backoff.lock().unwrap_or_else(|p| p.into_inner()).succeeded();
+                        return Ok(());
+                    }
+                    Err(e) => backoff.lock().unwrap_or_else(|p| p.into_inner()).failed(&e, interval).saturating_sub(interval),
+                };
+                tokio::select! {
+                    _ = stop.cancelled() => {}
+                    _ = tokio::time::sleep(extra) => {}
+                }
+                Ok(())
+            }
         })
     }
 

@@ -60,6 +60,11 @@ impl Leader {
     }
 
     fn leads_at(&self, now: Timestamp) -> bool {
+        if self.leadership.always_leads() {
+            // The only process on its store: a clock jump (a manual clock,
+            // a suspended machine) must not pause its maintenance.
+            return true;
+        }
         let leads = now.as_millis() < self.until.load(Ordering::SeqCst);
         if !leads && self.leading.swap(false, Ordering::SeqCst) {
             tracing::info!("maintenance leadership lost: the term lapsed before it could be renewed");

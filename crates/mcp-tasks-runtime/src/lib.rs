@@ -51,6 +51,7 @@ mod answers;
 mod background;
 mod builder;
 mod cas;
+mod claim_backoff;
 mod context;
 mod dead_letters;
 mod error;

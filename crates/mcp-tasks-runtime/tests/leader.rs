@@ -191,6 +191,7 @@ async fn two_leaders_at_once_settle_each_task_once() {
 async fn a_store_no_one_shares_always_leads() {
     let clock = clock();
     let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
+    assert!(rt.is_leader() && rt.maintain_once().await.unwrap().is_some(), "leads without campaigning");
     assert!(rt.campaign_once().await);
     clock.advance(Duration::from_secs(3600));
     let second = rt.campaign_once().await;

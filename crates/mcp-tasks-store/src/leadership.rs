@@ -29,6 +29,12 @@ pub trait Leadership: Send + Sync + Debug {
     /// Ends `candidate`'s term at once, if it holds one, so another takes
     /// over without waiting for it to lapse (a graceful shutdown).
     async fn resign(&self, candidate: &str) -> Result<(), StoreError>;
+
+    /// Whether every candidate always leads (no other process can share
+    /// the store): terms then never lapse, whatever the clock does.
+    fn always_leads(&self) -> bool {
+        false
+    }
 }
 
 /// Leadership of a store only one process uses (SQLite, memory): that
@@ -44,5 +50,9 @@ impl Leadership for SoleLeader {
 
     async fn resign(&self, _candidate: &str) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    fn always_leads(&self) -> bool {
+        true
     }
 }
