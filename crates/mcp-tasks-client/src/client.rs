@@ -2,18 +2,18 @@
 //! a returned task with `tasks/get` on the adaptive schedule, answering input
 //! requests and recording the handle in the book.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::future::Future;
 use std::time::{Duration, Instant};
 
 use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
 use mcp_tasks_core::{Follow, FollowConfig, FollowStep, GiveUp, PacingMode, PollPolicy, PyRandom, TaskStatus, Timestamp};
 use mcp_tasks_wire::{core_status, server_hints};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode,
-    ErrorData, GetTaskParams, GetTaskResult, Implementation, InputRequests, InputResponses, JsonObject,
-    ProtocolVersion, TaskPayload, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode, ErrorData,
+    GetTaskParams, GetTaskResult, Implementation, InputRequests, InputResponses, JsonObject, ProtocolVersion, TaskPayload,
+    UpdateTaskParams,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -246,10 +246,8 @@ impl TasksClient {
             config = config.auth_header(token.clone());
         }
         let transport = StreamableHttpClientTransport::from_config(config);
-        let info = ClientConfig::new(
-            client_capabilities(),
-            Implementation::new("mcp-tasks-client", env!("CARGO_PKG_VERSION")),
-        );
+        let info =
+            ClientConfig::new(client_capabilities(), Implementation::new("mcp-tasks-client", env!("CARGO_PKG_VERSION")));
         let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
         let service = match self.timed(info.serve_with_lifecycle(transport, lifecycle)).await {
             Ok(r) => r.map_err(|e| ClientError::from_initialize(self.attempt(), &e))?,
@@ -539,12 +537,8 @@ impl TasksClient {
     ) -> Result<(), ClientError> {
         for key in ledger.to_ask(requests.keys()) {
             let Some(request) = requests.get(&key).cloned() else { continue };
-            let prompt = InputPrompt {
-                task_id: Some(handle.task_id.clone()),
-                tool: handle.tool.clone(),
-                key: key.clone(),
-                request,
-            };
+            let prompt =
+                InputPrompt { task_id: Some(handle.task_id.clone()), tool: handle.tool.clone(), key: key.clone(), request };
             match responder.respond(&prompt).await {
                 Some(answer) => ledger.answer(key, answer),
                 None => ledger.skip(key),
@@ -608,19 +602,14 @@ impl TasksClient {
         f: impl FnOnce(&HandleBook) -> Result<T, BookError> + Send + 'static,
     ) -> Result<Option<T>, BookError> {
         let Some(book) = self.book.clone() else { return Ok(None) };
-        tokio::task::spawn_blocking(move || f(&book))
-            .await
-            .map_err(|e| BookError::Worker(e.to_string()))?
-            .map(Some)
+        tokio::task::spawn_blocking(move || f(&book)).await.map_err(|e| BookError::Worker(e.to_string()))?.map(Some)
     }
 
     async fn record_handle(&self, handle: &TaskHandle) -> Result<(), ClientError> {
         let (url, h) = (self.options.url.clone(), handle.clone());
-        self.book_op(move |b| {
-            b.record(&url, &h.task_id, &h.tool, &h.arguments, h.status, h.status_message.as_deref())
-        })
-        .await
-        .map_err(|source| ClientError::Unrecorded { task_id: handle.task_id.clone(), source })?;
+        self.book_op(move |b| b.record(&url, &h.task_id, &h.tool, &h.arguments, h.status, h.status_message.as_deref()))
+            .await
+            .map_err(|source| ClientError::Unrecorded { task_id: handle.task_id.clone(), source })?;
         Ok(())
     }
 

@@ -111,11 +111,9 @@ impl fmt::Display for TransportFailure {
             TransportFailure::Incompatible { offered } if offered.is_empty() => {
                 f.write_str("the server offers no MCP protocol version this client speaks (2026-07-28)")
             }
-            TransportFailure::Incompatible { offered } => write!(
-                f,
-                "the server speaks MCP {}, this client only 2026-07-28",
-                offered.join(", ")
-            ),
+            TransportFailure::Incompatible { offered } => {
+                write!(f, "the server speaks MCP {}, this client only 2026-07-28", offered.join(", "))
+            }
             TransportFailure::Rejected { code, message } => {
                 write!(f, "the server refused the session with JSON-RPC error {code}: {message}")
             }
@@ -261,9 +259,7 @@ impl TransportFailure {
                     ErrorKind::ConnectionReset
                     | ErrorKind::ConnectionAborted
                     | ErrorKind::BrokenPipe
-                    | ErrorKind::UnexpectedEof => {
-                        Some(TransportFailure::Closed)
-                    }
+                    | ErrorKind::UnexpectedEof => Some(TransportFailure::Closed),
                     _ => None,
                 };
             }

@@ -27,20 +27,19 @@ mod ledger;
 mod outcome;
 mod pacer;
 
+/// The attribute [`InputResponder`] implementations use (re-exported so callers need no extra dependency).
+pub use async_trait::async_trait;
 pub use book::{BOOK_ENV, HandleBook, HandleRecord, Resolution};
 pub use client::{
-    ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_REQUEST_TIMEOUT, Started, TaskHandle, TasksClient,
-    client_capabilities,
+    ClientOptions, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_REQUEST_TIMEOUT, Started, TaskHandle, TasksClient, client_capabilities,
 };
-pub use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
-pub use mcp_tasks_wire::core_status;
 pub use error::{BookError, ClientError};
 pub use events::{Silent, TaskEvent, TaskObserver};
 pub use failure::TransportFailure;
 pub use input::{DeclineAll, FnResponder, InputPrompt, InputResponder, elicit_accept, elicit_cancel, elicit_decline};
 pub use ledger::InputLedger;
+pub use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
+pub use mcp_tasks_wire::core_status;
 pub use outcome::TaskOutcome;
 pub use pacer::{ORPHAN_WINDOW_META_KEY, PacingMode, PollPacer, ServerHints, server_hints};
 pub use rmcp;
-/// The attribute [`InputResponder`] implementations use (re-exported so callers need no extra dependency).
-pub use async_trait::async_trait;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mcp_tasks_client::rmcp::model::InputRequest;
 use mcp_tasks_client::{
-    ClientError, ClientOptions, DeclineAll, FnResponder, HandleBook, InputPrompt, Silent, Started, TaskEvent,
-    TaskOutcome, TasksClient, elicit_accept,
+    ClientError, ClientOptions, DeclineAll, FnResponder, HandleBook, InputPrompt, Silent, Started, TaskEvent, TaskOutcome,
+    TasksClient, elicit_accept,
 };
 use mcp_tasks_core::{PollPolicy, TaskStatus};
 use serde_json::{Value, json};
@@ -286,9 +286,13 @@ async fn polling_survives_a_server_restart_on_the_same_port() {
 async fn poll_delays_honour_the_servers_floor_and_orphan_ceiling() {
     // pollIntervalMs 60 is the floor; the orphan window 100 caps every delay at 50:
     // the ceiling wins over the floor, exactly as the core schedule decides.
-    let running =
-        serve(TestServer::new(Settings { poll_interval_ms: 60, orphan_window_ms: Some(100), step_ms: 40, ..Settings::default() }))
-            .await;
+    let running = serve(TestServer::new(Settings {
+        poll_interval_ms: 60,
+        orphan_window_ms: Some(100),
+        step_ms: 40,
+        ..Settings::default()
+    }))
+    .await;
     let mut o = options(&running.url);
     o.poll = PollPolicy { initial_ms: 5.0, max_ms: 10_000.0, jitter: false, ..PollPolicy::default() };
     let client = TasksClient::connect(o).await.unwrap();
@@ -365,7 +369,10 @@ async fn transport_failures_are_sorted_into_what_happened() {
     let running = serve(TestServer::new(Settings::default())).await;
     let wrong = running.url.replace("/mcp", "/nope");
     let err = TasksClient::connect(options(&wrong)).await.unwrap_err();
-    assert!(matches!(&err, ClientError::Connect { failure: TransportFailure::NotFound { path }, .. } if path == "/nope"), "{err}");
+    assert!(
+        matches!(&err, ClientError::Connect { failure: TransportFailure::NotFound { path }, .. } if path == "/nope"),
+        "{err}"
+    );
 
     // A request after the server went away: a transport failure, transient.
     let client = TasksClient::connect(options(&running.url)).await.unwrap();

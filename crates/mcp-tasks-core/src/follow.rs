@@ -200,9 +200,9 @@ impl<R: RandomSource> Follow<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Clock;
     use crate::random::PyRandom;
     use crate::time::ManualClock;
-    use crate::Clock;
 
     const HINTS: ServerHints = ServerHints { poll_interval_ms: Some(1_000), ttl_ms: None, orphan_window_ms: None };
 

@@ -151,10 +151,7 @@ mod tests {
     fn paper_vectors_seed_0_default_policy() {
         let mut s = PollScheduler::new(PollPolicy::default(), PyRandom::new(0));
         let got: Vec<f64> = (0..5).map(|_| s.next_delay_ms(None)).collect();
-        assert_eq!(
-            got,
-            [230.55273144063102, 351.5908805880605, 454.58290586587043, 644.5653761499973, 1238.0362517451642]
-        );
+        assert_eq!(got, [230.55273144063102, 351.5908805880605, 454.58290586587043, 644.5653761499973, 1238.0362517451642]);
     }
 
     #[test]
@@ -162,8 +159,8 @@ mod tests {
         let policy = PollPolicy { max_ms: 300_000.0, ..PollPolicy::default() };
         let mut s = PollScheduler::new(policy, PyRandom::new(7));
         let want = [
-            165.5, 230.2, 528.3, 549.1, 1258.2, 1790.0, 2218.8, 5058.1, 5570.0, 12314.9, 14704.0, 23985.0,
-            50120.8, 102842.6, 101223.1, 176287.3,
+            165.5, 230.2, 528.3, 549.1, 1258.2, 1790.0, 2218.8, 5058.1, 5570.0, 12314.9, 14704.0, 23985.0, 50120.8,
+            102842.6, 101223.1, 176287.3,
         ];
         for w in want {
             let d = s.next_delay_ms(None);

@@ -92,7 +92,8 @@ mod tests {
 
     #[test]
     fn per_outcome_retention() {
-        let p = RetentionPolicy { completed: Duration::from_secs(10), failed: Duration::from_secs(20), ..Default::default() };
+        let p =
+            RetentionPolicy { completed: Duration::from_secs(10), failed: Duration::from_secs(20), ..Default::default() };
         let t = Timestamp::from_secs(100);
         assert_eq!(p.expires_at(TaskStatus::Completed, t), Timestamp::from_secs(110));
         assert_eq!(p.expires_at(TaskStatus::Failed, t), Timestamp::from_secs(120));

@@ -162,10 +162,7 @@ mod tests {
             RetryDecision::Retry { next_attempt: 2, delay: Duration::from_millis(250) }
         );
         assert_eq!(p.decide(FailureClass::Transient, 3, &mut r), RetryDecision::GiveUp { class: FailureClass::Poison });
-        assert_eq!(
-            p.decide(FailureClass::Permanent, 1, &mut r),
-            RetryDecision::GiveUp { class: FailureClass::Permanent }
-        );
+        assert_eq!(p.decide(FailureClass::Permanent, 1, &mut r), RetryDecision::GiveUp { class: FailureClass::Permanent });
     }
 
     proptest! {

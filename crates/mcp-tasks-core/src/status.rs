@@ -23,13 +23,8 @@ pub enum TaskStatus {
 }
 
 /// Every status, in declaration order (handy for tests and sweeps).
-pub const ALL_STATUSES: [TaskStatus; 5] = [
-    TaskStatus::Working,
-    TaskStatus::InputRequired,
-    TaskStatus::Completed,
-    TaskStatus::Failed,
-    TaskStatus::Cancelled,
-];
+pub const ALL_STATUSES: [TaskStatus; 5] =
+    [TaskStatus::Working, TaskStatus::InputRequired, TaskStatus::Completed, TaskStatus::Failed, TaskStatus::Cancelled];
 
 impl TaskStatus {
     /// The wire and database spelling (`working`, `input_required`, …).
@@ -80,10 +75,7 @@ pub struct UnknownStatus(pub String);
 impl FromStr for TaskStatus {
     type Err = UnknownStatus;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ALL_STATUSES
-            .into_iter()
-            .find(|st| st.as_str() == s)
-            .ok_or_else(|| UnknownStatus(s.to_owned()))
+        ALL_STATUSES.into_iter().find(|st| st.as_str() == s).ok_or_else(|| UnknownStatus(s.to_owned()))
     }
 }
 

@@ -210,10 +210,8 @@ fn canonical_json(v: &Value) -> String {
         Value::Object(map) => {
             let mut keys: Vec<_> = map.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k])))
-                .collect();
+            let parts: Vec<String> =
+                keys.into_iter().map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k]))).collect();
             format!("{{{}}}", parts.join(","))
         }
         Value::Array(items) => {

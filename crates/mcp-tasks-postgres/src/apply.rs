@@ -29,10 +29,7 @@ impl Params {
 
     /// The values, as a statement takes them.
     pub(crate) fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
-        self.values
-            .iter()
-            .map(|v| &**v as &(dyn ToSql + Sync))
-            .collect()
+        self.values.iter().map(|v| &**v as &(dyn ToSql + Sync)).collect()
     }
 }
 
@@ -79,10 +76,7 @@ fn allowed_sources(to: Option<TaskStatus>) -> String {
 }
 
 /// Applies `updates` in order in one transaction, one commit.
-pub(crate) async fn apply_all(
-    pool: &Pool,
-    updates: &[GuardedUpdate],
-) -> Result<Vec<UpdateOutcome>, Failure> {
+pub(crate) async fn apply_all(pool: &Pool, updates: &[GuardedUpdate]) -> Result<Vec<UpdateOutcome>, Failure> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let mut outcomes = Vec::with_capacity(updates.len());
@@ -126,10 +120,7 @@ pub(crate) fn statement(update: &GuardedUpdate) -> (String, Params) {
     }
     if let Some(lease) = &change.lease {
         set("lease_owner", params.push(lease.as_ref().map(|l| l.owner.clone())));
-        set(
-            "lease_expires_at",
-            params.push(lease.as_ref().map(|l| l.expires_at.as_millis())),
-        );
+        set("lease_expires_at", params.push(lease.as_ref().map(|l| l.expires_at.as_millis())));
     }
     if let Some(c) = change.cancel_requested {
         set("cancel_requested", params.push(c));
@@ -166,9 +157,7 @@ async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<Updat
     let (sql, params) = statement(update);
     let stmt = tx.prepare_cached(&sql).await?;
     let applied = match &update.update {
-        Update::Delete => {
-            (tx.execute(&stmt, &params.refs()).await? == 1).then_some(UpdateOutcome::Applied(None))
-        }
+        Update::Delete => (tx.execute(&stmt, &params.refs()).await? == 1).then_some(UpdateOutcome::Applied(None)),
         Update::Change(change) => match tx.query_opt(&stmt, &params.refs()).await? {
             Some(row) => {
                 let record = task_from_row(&row)?;
@@ -185,23 +174,13 @@ async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<Updat
     }
     let stmt = tx.prepare_cached("SELECT 1 FROM tasks WHERE id = $1").await?;
     let exists = tx.query_opt(&stmt, &[&update.guard.id.as_str()]).await?.is_some();
-    Ok(if exists {
-        UpdateOutcome::Lost
-    } else {
-        UpdateOutcome::NotFound
-    })
+    Ok(if exists { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
 }
 
 /// Writes the dead letter of `record`, replacing an older one of the same
 /// task (the new letter is the newest: it gets a new sequence number).
-async fn insert_dead_letter(
-    tx: &Transaction<'_>,
-    record: &TaskRecord,
-    letter: &NewDeadLetter,
-) -> Result<(), Failure> {
-    let stmt = tx
-        .prepare_cached("DELETE FROM dead_letters WHERE task_id = $1")
-        .await?;
+async fn insert_dead_letter(tx: &Transaction<'_>, record: &TaskRecord, letter: &NewDeadLetter) -> Result<(), Failure> {
+    let stmt = tx.prepare_cached("DELETE FROM dead_letters WHERE task_id = $1").await?;
     tx.execute(&stmt, &[&record.id.as_str()]).await?;
     let stmt = tx
         .prepare_cached(

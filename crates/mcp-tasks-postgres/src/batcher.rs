@@ -71,9 +71,7 @@ impl Batcher {
     /// Creates `new` in the next batch; returns once that batch committed.
     pub(crate) async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
         let (reply, done) = oneshot::channel();
-        self.jobs
-            .send(Job { new, reply })
-            .map_err(|_| StoreError::Closed)?;
+        self.jobs.send(Job { new, reply }).map_err(|_| StoreError::Closed)?;
         done.await.map_err(|_| StoreError::Closed)?
     }
 }
@@ -81,14 +79,11 @@ impl Batcher {
 async fn run(pool: Pool, mut queue: mpsc::UnboundedReceiver<Job>, counters: Arc<Counters>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let (news, replies): (Vec<NewTask>, Vec<_>) =
-            batch.drain(..).map(|j| (j.new, j.reply)).unzip();
+        let (news, replies): (Vec<NewTask>, Vec<_>) = batch.drain(..).map(|j| (j.new, j.reply)).unzip();
         match retrying(|| commit_batch(&pool, &news)).await {
             Ok(results) => {
                 counters.commits.fetch_add(1, Ordering::Relaxed);
-                counters
-                    .creates
-                    .fetch_add(results.len() as u64, Ordering::Relaxed);
+                counters.creates.fetch_add(results.len() as u64, Ordering::Relaxed);
                 for (reply, result) in replies.into_iter().zip(results) {
                     // The caller may have stopped waiting; its row is committed anyway.
                     let _ = reply.send(result);
@@ -106,10 +101,7 @@ async fn run(pool: Pool, mut queue: mpsc::UnboundedReceiver<Job>, counters: Arc<
 }
 
 /// Inserts one batch in one transaction and commits it.
-async fn commit_batch(
-    pool: &Pool,
-    news: &[NewTask],
-) -> Result<Vec<Result<Created, StoreError>>, Failure> {
+async fn commit_batch(pool: &Pool, news: &[NewTask]) -> Result<Vec<Result<Created, StoreError>>, Failure> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     let results = create_all(&tx, news).await?;

@@ -16,11 +16,7 @@ pub(crate) const CLAIMABLE: &str =
 /// The claim statement. Parameters: `$1` owner, `$2` lease expiry, `$3`
 /// now, `$4` limit, and with `with_tools` `$5` the tool names.
 pub(crate) fn claim_sql(with_tools: bool) -> String {
-    let tool_filter = if with_tools {
-        " AND tool = ANY($5::text[])"
-    } else {
-        ""
-    };
+    let tool_filter = if with_tools { " AND tool = ANY($5::text[])" } else { "" };
     // FOR UPDATE re-checks each candidate's filter after locking it, and
     // SKIP LOCKED passes over rows another claimer is taking right now.
     format!(
@@ -37,11 +33,7 @@ pub(crate) fn claim_sql(with_tools: bool) -> String {
 
 /// [`TASK_COLUMNS`] qualified with `tasks.` (the claim joins another relation).
 fn qualified_task_columns() -> String {
-    TASK_COLUMNS
-        .split(", ")
-        .map(|c| format!("tasks.{}", c.trim()))
-        .collect::<Vec<_>>()
-        .join(", ")
+    TASK_COLUMNS.split(", ").map(|c| format!("tasks.{}", c.trim())).collect::<Vec<_>>().join(", ")
 }
 
 /// Leases up to `limit` due tasks, oldest `run_at` first, then by id.
@@ -51,18 +43,10 @@ pub(crate) async fn claim(pool: &Pool, params: &ClaimParams) -> Result<Vec<TaskR
     }
     let client = pool.get().await?;
     let limit = i64::try_from(params.limit).unwrap_or(i64::MAX);
-    let (owner, expires, now) = (
-        params.owner.as_str(),
-        params.lease_expires_at.as_millis(),
-        params.now.as_millis(),
-    );
+    let (owner, expires, now) = (params.owner.as_str(), params.lease_expires_at.as_millis(), params.now.as_millis());
     let stmt = client.prepare_cached(&claim_sql(params.tools.is_some())).await?;
     let rows = match &params.tools {
-        Some(tools) => {
-            client
-                .query(&stmt, &[&owner, &expires, &now, &limit, tools])
-                .await?
-        }
+        Some(tools) => client.query(&stmt, &[&owner, &expires, &now, &limit, tools]).await?,
         None => client.query(&stmt, &[&owner, &expires, &now, &limit]).await?,
     };
     let mut claimed = tasks_from_rows(&rows)?;

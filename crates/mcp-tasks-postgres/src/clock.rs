@@ -48,12 +48,7 @@ impl DatabaseClock {
     /// A clock over `local`, sampled once against the database before it
     /// is returned.
     pub(crate) async fn sampled(pool: Pool, local: Arc<dyn Clock>) -> Result<Arc<Self>, StoreError> {
-        let clock = Arc::new(DatabaseClock {
-            local,
-            pool,
-            offset_ms: AtomicI64::new(0),
-            last_ms: AtomicI64::new(i64::MIN),
-        });
+        let clock = Arc::new(DatabaseClock { local, pool, offset_ms: AtomicI64::new(0), last_ms: AtomicI64::new(i64::MIN) });
         clock.refresh().await?;
         Ok(clock)
     }
@@ -80,9 +75,7 @@ impl DatabaseClock {
     /// (offset, round trip) of the best of [`SAMPLES`] samples, in ms.
     async fn measure(&self) -> Result<(i64, i64), Failure> {
         let client = self.pool.get().await?;
-        let stmt = client
-            .prepare_cached("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
-            .await?;
+        let stmt = client.prepare_cached("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint").await?;
         let mut best: Option<(i64, i64)> = None;
         for _ in 0..SAMPLES {
             let before = self.local.now().as_millis();
@@ -116,11 +109,7 @@ impl DatabaseClock {
 
 impl Clock for DatabaseClock {
     fn now(&self) -> Timestamp {
-        let corrected = self
-            .local
-            .now()
-            .as_millis()
-            .saturating_add(self.offset_ms.load(Ordering::SeqCst));
+        let corrected = self.local.now().as_millis().saturating_add(self.offset_ms.load(Ordering::SeqCst));
         let previous = self.last_ms.fetch_max(corrected, Ordering::SeqCst);
         Timestamp::from_millis(previous.max(corrected))
     }

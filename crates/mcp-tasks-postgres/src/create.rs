@@ -62,9 +62,7 @@ pub(crate) const TAKEN_IDS_SQL: &str = "SELECT id FROM tasks WHERE id = ANY($1::
 /// A job's key slot: keys are unique per principal, the anonymous one
 /// sharing the slot of `""`.
 fn slot(new: &NewTask) -> Option<(String, String)> {
-    new.idempotency_key
-        .as_ref()
-        .map(|k| (new.principal.clone().unwrap_or_default(), k.clone()))
+    new.idempotency_key.as_ref().map(|k| (new.principal.clone().unwrap_or_default(), k.clone()))
 }
 
 /// Locks the usage rows of `principals` (`''` for the anonymous one),
@@ -102,14 +100,8 @@ enum Decision {
 /// final only in a round where every admitted job was inserted: a skipped
 /// one (its id or key turned out taken) added nothing, so the round's
 /// refusals are decided again.
-pub(crate) async fn create_all(
-    tx: &Transaction<'_>,
-    news: &[NewTask],
-) -> Result<Vec<Result<Created, StoreError>>, Failure> {
-    let fingerprints: Vec<String> = news
-        .iter()
-        .map(|n| call_fingerprint(&n.tool, &n.arguments))
-        .collect();
+pub(crate) async fn create_all(tx: &Transaction<'_>, news: &[NewTask]) -> Result<Vec<Result<Created, StoreError>>, Failure> {
+    let fingerprints: Vec<String> = news.iter().map(|n| call_fingerprint(&n.tool, &n.arguments)).collect();
     let texts: Vec<String> = news.iter().map(|n| to_json(&n.arguments)).collect();
     let mut results: Vec<Option<Result<Created, StoreError>>> = vec![None; news.len()];
     for _ in 0..MAX_ROUNDS {
@@ -130,14 +122,9 @@ pub(crate) async fn create_all(
             let decision = if taken {
                 Decision::Defer
             } else {
-                let held = usage
-                    .entry(new.principal.clone().unwrap_or_default())
-                    .or_default();
+                let held = usage.entry(new.principal.clone().unwrap_or_default()).or_default();
                 let bytes = texts[i].len() as u64;
-                match new
-                    .quota
-                    .map_or(Ok(()), |q| q.admit(new.principal.as_deref(), held.0, held.1, bytes))
-                {
+                match new.quota.map_or(Ok(()), |q| q.admit(new.principal.as_deref(), held.0, held.1, bytes)) {
                     Ok(()) => {
                         held.0 += 1;
                         held.1 += bytes;
@@ -152,19 +139,12 @@ pub(crate) async fn create_all(
             };
             decisions.push((i, decision));
         }
-        let insert: Vec<usize> = decisions
-            .iter()
-            .filter(|(_, d)| matches!(d, Decision::Insert))
-            .map(|&(i, _)| i)
-            .collect();
+        let insert: Vec<usize> = decisions.iter().filter(|(_, d)| matches!(d, Decision::Insert)).map(|&(i, _)| i).collect();
         let inserted = insert_rows(tx, news, &texts, &fingerprints, &insert).await?;
         let all_inserted = inserted.len() == insert.len();
         for record in inserted {
             if let Some(&i) = insert.iter().find(|&&i| news[i].id == record.id) {
-                results[i] = Some(Ok(Created {
-                    record,
-                    created: true,
-                }));
+                results[i] = Some(Ok(Created { record, created: true }));
             }
         }
         let unresolved: Vec<usize> = pending.into_iter().filter(|&i| results[i].is_none()).collect();
@@ -204,10 +184,7 @@ async fn lock_usage(tx: &Transaction<'_>, news: &[NewTask], which: &[usize]) -> 
     if which.iter().all(|&i| news[i].quota.is_none()) {
         return Ok(Usage::new());
     }
-    let mut principals: Vec<&str> = which
-        .iter()
-        .map(|&i| news[i].principal.as_deref().unwrap_or_default())
-        .collect();
+    let mut principals: Vec<&str> = which.iter().map(|&i| news[i].principal.as_deref().unwrap_or_default()).collect();
     principals.sort_unstable();
     principals.dedup();
     let stmt = tx.prepare_cached(LOCK_USAGE_SQL).await?;
@@ -232,9 +209,8 @@ async fn insert_rows(
     if which.is_empty() {
         return Ok(Vec::new());
     }
-    let column = |f: &dyn Fn(&NewTask) -> Option<String>| -> Vec<Option<String>> {
-        which.iter().map(|&i| f(&news[i])).collect()
-    };
+    let column =
+        |f: &dyn Fn(&NewTask) -> Option<String>| -> Vec<Option<String>> { which.iter().map(|&i| f(&news[i])).collect() };
     let instants = |f: &dyn Fn(&NewTask) -> i64| -> Vec<i64> { which.iter().map(|&i| f(&news[i])).collect() };
     let ids = column(&|n| Some(n.id.0.clone()));
     let tools = column(&|n| Some(n.tool.clone()));
@@ -252,8 +228,17 @@ async fn insert_rows(
         .query(
             &stmt,
             &[
-                &ids, &tools, &arguments, &principals, &messages, &max_attempts, &created,
-                &deadlines, &run_ats, &keys, &prints,
+                &ids,
+                &tools,
+                &arguments,
+                &principals,
+                &messages,
+                &max_attempts,
+                &created,
+                &deadlines,
+                &run_ats,
+                &keys,
+                &prints,
             ],
         )
         .await?;
@@ -282,15 +267,8 @@ async fn resolve(
         tx.query(&stmt, &[&principals, &keys]).await?
     };
     let ids: Vec<&str> = which.iter().map(|&i| news[i].id.as_str()).collect();
-    let stmt = tx
-        .prepare_cached(TAKEN_IDS_SQL)
-        .await?;
-    let taken: HashSet<String> = tx
-        .query(&stmt, &[&ids])
-        .await?
-        .iter()
-        .map(|r| r.try_get(0))
-        .collect::<Result<_, _>>()?;
+    let stmt = tx.prepare_cached(TAKEN_IDS_SQL).await?;
+    let taken: HashSet<String> = tx.query(&stmt, &[&ids]).await?.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>()?;
     let mut answers = Vec::with_capacity(which.len());
     for &i in which {
         let new = &news[i];
@@ -304,10 +282,7 @@ async fn resolve(
         let answer = if let Some(row) = holder {
             Some(task_from_row(row).and_then(|existing| {
                 if existing.fingerprint == fingerprints[i] {
-                    Ok(Created {
-                        record: existing,
-                        created: false,
-                    })
+                    Ok(Created { record: existing, created: false })
                 } else {
                     Err(StoreError::IdempotencyConflict {
                         key: new.idempotency_key.clone().unwrap_or_default(),

@@ -23,26 +23,14 @@ pub(crate) fn list_sql() -> String {
 pub(crate) async fn list(pool: &Pool, query: &DeadLetterQuery) -> Result<Vec<DeadLetter>, Failure> {
     let client = pool.get().await?;
     let stmt = client.prepare_cached(&list_sql()).await?;
-    let rows = client
-        .query(
-            &stmt,
-            &[&query.tool, &query.include_requeued, &listing_limit(query.limit)],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .map(dead_letter_from_row)
-        .collect::<Result<_, _>>()?)
+    let rows = client.query(&stmt, &[&query.tool, &query.include_requeued, &listing_limit(query.limit)]).await?;
+    Ok(rows.iter().map(dead_letter_from_row).collect::<Result<_, _>>()?)
 }
 
 /// One dead letter.
 pub(crate) async fn get(pool: &Pool, task: &TaskId) -> Result<Option<DeadLetter>, Failure> {
     let client = pool.get().await?;
-    let stmt = client
-        .prepare_cached(&format!(
-            "SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters WHERE task_id = $1"
-        ))
-        .await?;
+    let stmt = client.prepare_cached(&format!("SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters WHERE task_id = $1")).await?;
     let row = client.query_opt(&stmt, &[&task.as_str()]).await?;
     Ok(row.as_ref().map(dead_letter_from_row).transpose()?)
 }
@@ -54,30 +42,19 @@ pub(crate) async fn get(pool: &Pool, task: &TaskId) -> Result<Option<DeadLetter>
 pub(crate) async fn requeue(pool: &Pool, task: &TaskId, new: &NewTask) -> Result<TaskRecord, Failure> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
-    let stmt = tx
-        .prepare_cached("SELECT requeued_as FROM dead_letters WHERE task_id = $1 FOR UPDATE")
-        .await?;
-    let requeued_as: Option<Option<String>> = tx
-        .query_opt(&stmt, &[&task.as_str()])
-        .await?
-        .map(|r| r.try_get(0))
-        .transpose()?;
+    let stmt = tx.prepare_cached("SELECT requeued_as FROM dead_letters WHERE task_id = $1 FOR UPDATE").await?;
+    let requeued_as: Option<Option<String>> =
+        tx.query_opt(&stmt, &[&task.as_str()]).await?.map(|r| r.try_get(0)).transpose()?;
     match requeued_as {
         None => return Err(StoreError::DeadLetterNotFound(task.clone()).into()),
         Some(Some(previous)) => {
-            return Err(StoreError::AlreadyRequeued {
-                task: task.clone(),
-                requeued_as: TaskId(previous),
-            }
-            .into());
+            return Err(StoreError::AlreadyRequeued { task: task.clone(), requeued_as: TaskId(previous) }.into());
         }
         Some(None) => {}
     }
     // On failure the transaction is dropped, rolled back: nothing changes.
     let record = create_one(&tx, new.clone()).await?.record;
-    let stmt = tx
-        .prepare_cached("UPDATE dead_letters SET requeued_as = $1 WHERE task_id = $2")
-        .await?;
+    let stmt = tx.prepare_cached("UPDATE dead_letters SET requeued_as = $1 WHERE task_id = $2").await?;
     tx.execute(&stmt, &[&record.id.as_str(), &task.as_str()]).await?;
     tx.commit().await?;
     Ok(record)
@@ -85,10 +62,7 @@ pub(crate) async fn requeue(pool: &Pool, task: &TaskId, new: &NewTask) -> Result
 
 /// Deletes the dead letters matching every set filter; returns how many.
 pub(crate) async fn purge(pool: &Pool, query: &PurgeQuery) -> Result<u64, Failure> {
-    let ids: Option<Vec<&str>> = query
-        .task_ids
-        .as_ref()
-        .map(|ids| ids.iter().map(TaskId::as_str).collect());
+    let ids: Option<Vec<&str>> = query.task_ids.as_ref().map(|ids| ids.iter().map(TaskId::as_str).collect());
     let client = pool.get().await?;
     let stmt = client
         .prepare_cached(
@@ -98,10 +72,5 @@ pub(crate) async fn purge(pool: &Pool, query: &PurgeQuery) -> Result<u64, Failur
                AND ($3::text IS NULL OR tool = $3)",
         )
         .await?;
-    Ok(client
-        .execute(
-            &stmt,
-            &[&ids, &query.dead_before.map(Timestamp::as_millis), &query.tool],
-        )
-        .await?)
+    Ok(client.execute(&stmt, &[&ids, &query.dead_before.map(Timestamp::as_millis), &query.tool]).await?)
 }

@@ -39,13 +39,8 @@ impl From<StoreError> for Failure {
 /// a server shutting down or a backend terminated by an operator.
 fn is_connection_loss(code: &SqlState) -> bool {
     code.code().starts_with("08")
-        || [
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-            SqlState::CANNOT_CONNECT_NOW,
-            SqlState::DATABASE_DROPPED,
-        ]
-        .contains(code)
+        || [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW, SqlState::DATABASE_DROPPED]
+            .contains(code)
 }
 
 /// The message of a database error without Rust's debug formatting.
@@ -80,9 +75,7 @@ impl Failure {
                 _ => unavailable(describe(&e)),
             },
             Failure::Pool(PoolError::Backend(e)) => unavailable(describe(&e)),
-            Failure::Pool(PoolError::Timeout(_)) => {
-                unavailable("no connection could be had in time".to_owned())
-            }
+            Failure::Pool(PoolError::Timeout(_)) => unavailable("no connection could be had in time".to_owned()),
             Failure::Pool(PoolError::Closed) => StoreError::Closed,
             Failure::Pool(e) => unavailable(e.to_string()),
         }

@@ -29,8 +29,7 @@ const CAMPAIGN_SQL: &str = "INSERT INTO maintenance_leader AS l (singleton, hold
      RETURNING term";
 
 /// Ends `$1`'s term now (the lowest instant: lapsed on any clock).
-const RESIGN_SQL: &str =
-    "UPDATE maintenance_leader SET expires_at = -9223372036854775808 WHERE holder = $1";
+const RESIGN_SQL: &str = "UPDATE maintenance_leader SET expires_at = -9223372036854775808 WHERE holder = $1";
 
 /// [`Leadership`] by a lease row in the schema.
 #[derive(Debug, Clone)]
@@ -50,9 +49,7 @@ impl Leadership for LeaseLeadership {
         let run = async {
             let client = self.pool.get().await?;
             let stmt = client.prepare_cached(CAMPAIGN_SQL).await?;
-            let won = client
-                .query_opt(&stmt, &[&candidate, &now.as_millis(), &until.as_millis()])
-                .await?;
+            let won = client.query_opt(&stmt, &[&candidate, &now.as_millis(), &until.as_millis()]).await?;
             Ok::<bool, Failure>(won.is_some())
         };
         run.await.map_err(Failure::into_store)

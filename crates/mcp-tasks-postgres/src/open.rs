@@ -3,10 +3,7 @@
 
 use std::time::Duration;
 
-use deadpool_postgres::{
-    GenericClient, Hook, HookError, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod,
-    Runtime,
-};
+use deadpool_postgres::{GenericClient, Hook, HookError, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use mcp_tasks_store::StoreError;
 use tokio_postgres::NoTls;
 
@@ -22,10 +19,7 @@ const DURABLE_SESSION: &str =
     "SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'";
 
 fn open_error(shown_url: &str, reason: impl Into<String>) -> StoreError {
-    StoreError::Open {
-        path: shown_url.to_owned(),
-        reason: reason.into(),
-    }
+    StoreError::Open { path: shown_url.to_owned(), reason: reason.into() }
 }
 
 /// Why no first connection could be made, in one line.
@@ -53,9 +47,8 @@ pub(crate) async fn open_pool(
     shown_url: &str,
     options: &PostgresOptions,
 ) -> Result<(Pool, tokio_postgres::Config), StoreError> {
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| open_error(shown_url, format!("invalid database URL: {}", describe(&e))))?;
+    let mut config: tokio_postgres::Config =
+        url.parse().map_err(|e| open_error(shown_url, format!("invalid database URL: {}", describe(&e))))?;
     config.connect_timeout(options.connect_timeout);
     // A server that vanishes without closing the connection (a partition,
     // a powered-off host) is noticed within about a minute rather than the
@@ -65,10 +58,7 @@ pub(crate) async fn open_pool(
         config.tcp_user_timeout(Duration::from_secs(60));
     }
     if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
-        config
-            .keepalives_idle(Duration::from_secs(30))
-            .keepalives_interval(Duration::from_secs(10))
-            .keepalives_retries(3);
+        config.keepalives_idle(Duration::from_secs(30)).keepalives_interval(Duration::from_secs(10)).keepalives_retries(3);
     }
     let listen_config = config.clone();
     let manager = Manager::from_config(
@@ -87,20 +77,11 @@ pub(crate) async fn open_pool(
         .create_timeout(Some(options.connect_timeout))
         .recycle_timeout(Some(options.connect_timeout))
         .post_create(Hook::async_fn(|client, _| {
-            Box::pin(async move {
-                client
-                    .simple_query(DURABLE_SESSION)
-                    .await
-                    .map(|_| ())
-                    .map_err(HookError::Backend)
-            })
+            Box::pin(async move { client.simple_query(DURABLE_SESSION).await.map(|_| ()).map_err(HookError::Backend) })
         }))
         .build()
         .map_err(|e| open_error(shown_url, format!("cannot build the connection pool: {e}")))?;
-    let mut client = pool
-        .get()
-        .await
-        .map_err(|e| open_error(shown_url, connect_failure(&e, options)))?;
+    let mut client = pool.get().await.map_err(|e| open_error(shown_url, connect_failure(&e, options)))?;
     migrate(&mut client, shown_url).await?;
     drop(client);
     Ok((pool, listen_config))
@@ -118,31 +99,20 @@ enum Found {
 /// Each transaction first takes an advisory lock on the schema's name and
 /// looks again, so instances opening a fresh schema at once migrate it once.
 async fn migrate(client: &mut deadpool_postgres::Client, shown_url: &str) -> Result<(), StoreError> {
-    let fail = |what: &str, e: tokio_postgres::Error| {
-        open_error(shown_url, format!("{what}: {}", describe(&e)))
-    };
+    let fail = |what: &str, e: tokio_postgres::Error| open_error(shown_url, format!("{what}: {}", describe(&e)));
     loop {
-        let tx = client
-            .transaction()
-            .await
-            .map_err(|e| fail("cannot begin a transaction", e))?;
+        let tx = client.transaction().await.map_err(|e| fail("cannot begin a transaction", e))?;
         let schema: Option<String> = tx
             .query_one("SELECT current_schema()", &[])
             .await
             .and_then(|r| r.try_get(0))
             .map_err(|e| fail("cannot read the current schema", e))?;
         let Some(schema) = schema else {
-            return Err(open_error(
-                shown_url,
-                "no schema on the search_path exists; create it or fix search_path",
-            ));
+            return Err(open_error(shown_url, "no schema on the search_path exists; create it or fix search_path"));
         };
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended('mcp-tasks migrations ' || current_schema(), 0))",
-            &[],
-        )
-        .await
-        .map_err(|e| fail("cannot lock the schema for migration", e))?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtextextended('mcp-tasks migrations ' || current_schema(), 0))", &[])
+            .await
+            .map_err(|e| fail("cannot lock the schema for migration", e))?;
         let version = match inspect(&tx, &schema, shown_url).await? {
             Found::Ours(v) => v,
             Found::Refused(e) => return Err(e),
@@ -163,20 +133,13 @@ async fn migrate(client: &mut deadpool_postgres::Client, shown_url: &str) -> Res
         };
         // Dropping an unfinished transaction rolls it back: the previous
         // version stays intact.
-        step.await
-            .map_err(|e| fail(&format!("migration to schema version {to} failed"), e))?;
+        step.await.map_err(|e| fail(&format!("migration to schema version {to} failed"), e))?;
     }
 }
 
 /// Reads what the current schema holds, under the migration lock.
-async fn inspect(
-    tx: &deadpool_postgres::Transaction<'_>,
-    schema: &str,
-    shown_url: &str,
-) -> Result<Found, StoreError> {
-    let fail = |e: tokio_postgres::Error| {
-        open_error(shown_url, format!("cannot inspect schema {schema}: {}", describe(&e)))
-    };
+async fn inspect(tx: &deadpool_postgres::Transaction<'_>, schema: &str, shown_url: &str) -> Result<Found, StoreError> {
+    let fail = |e: tokio_postgres::Error| open_error(shown_url, format!("cannot inspect schema {schema}: {}", describe(&e)));
     let names: Vec<String> = tx
         .query(
             "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -190,12 +153,8 @@ async fn inspect(
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()
         .map_err(fail)?;
-    let refuse = |reason: String| {
-        Found::Refused(StoreError::NotOurs {
-            path: format!("{shown_url} (schema {schema})"),
-            reason,
-        })
-    };
+    let refuse =
+        |reason: String| Found::Refused(StoreError::NotOurs { path: format!("{shown_url} (schema {schema})"), reason });
     if names.is_empty() {
         return Ok(Found::Ours(0));
     }
@@ -235,29 +194,18 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn pooled_sessions_keep_synchronous_commit_on() {
         let Some(db) = TestDatabase::create().await else { return };
-        let url = db.url().replace(
-            "options=-csearch_path",
-            "options=-csynchronous_commit%3Doff%20-csearch_path",
-        );
+        let url = db.url().replace("options=-csearch_path", "options=-csynchronous_commit%3Doff%20-csearch_path");
         let plain = |url: String| async move {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .expect("connect");
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connect");
             tokio::spawn(connection);
             let row = client.query_one("SHOW synchronous_commit", &[]).await.expect("show");
             row.get::<_, String>(0)
         };
         assert_eq!(plain(url.clone()).await, "off", "the URL turns it off for a plain session");
-        let (pool, _) = open_pool(&url, "(test)", &PostgresOptions::default())
-            .await
-            .expect("open");
+        let (pool, _) = open_pool(&url, "(test)", &PostgresOptions::default()).await.expect("open");
         for _ in 0..3 {
             let client = pool.get().await.expect("pooled connection");
-            let setting: String = client
-                .query_one("SHOW synchronous_commit", &[])
-                .await
-                .expect("show")
-                .get(0);
+            let setting: String = client.query_one("SHOW synchronous_commit", &[]).await.expect("show").get(0);
             assert_eq!(setting, "on");
         }
     }

@@ -13,10 +13,7 @@ pub(crate) const RECORD_POLLS_SQL: &str = "UPDATE tasks SET last_polled_at = gre
      WHERE tasks.id = p.id";
 
 /// Writes poll instants; unknown ids are ignored.
-pub(crate) async fn record_polls(
-    pool: &Pool,
-    polls: &[(TaskId, Timestamp)],
-) -> Result<(), Failure> {
+pub(crate) async fn record_polls(pool: &Pool, polls: &[(TaskId, Timestamp)]) -> Result<(), Failure> {
     // Sorted by id, so two concurrent flushes lock shared rows in one order.
     let mut polls = polls.to_vec();
     polls.sort();

@@ -48,23 +48,14 @@ async fn fill(client: &Client) {
 
 /// The plan of `sql` with `params` bound.
 async fn plan(client: &Client, sql: &str, params: &[&(dyn ToSql + Sync)]) -> String {
-    let rows = client
-        .query(&format!("EXPLAIN {sql}"), params)
-        .await
-        .unwrap_or_else(|e| panic!("EXPLAIN {sql}: {e}"));
-    rows.iter()
-        .map(|r| r.get::<_, String>(0))
-        .collect::<Vec<_>>()
-        .join("\n")
+    let rows = client.query(&format!("EXPLAIN {sql}"), params).await.unwrap_or_else(|e| panic!("EXPLAIN {sql}: {e}"));
+    rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
 }
 
 /// Asserts `sql` never scans `tasks` sequentially; returns its plan.
 async fn assert_indexed(client: &Client, sql: &str, params: &[&(dyn ToSql + Sync)]) -> String {
     let plan = plan(client, sql, params).await;
-    assert!(
-        !plan.contains("Seq Scan on tasks"),
-        "{sql}\nmust not scan the tasks table, plan:\n{plan}"
-    );
+    assert!(!plan.contains("Seq Scan on tasks"), "{sql}\nmust not scan the tasks table, plan:\n{plan}");
     assert!(plan.contains("Index"), "{sql}\nshould use an index, plan:\n{plan}");
     plan
 }
@@ -73,7 +64,9 @@ async fn assert_indexed(client: &Client, sql: &str, params: &[&(dyn ToSql + Sync
 async fn assert_uses(client: &Client, sql: &str, params: &[&(dyn ToSql + Sync)], index: &str) {
     let plan = assert_indexed(client, sql, params).await;
     assert!(
-        plan.contains(&format!(" {index} ")) || plan.contains(&format!(" {index}\n")) || plan.ends_with(&format!(" {index}")),
+        plan.contains(&format!(" {index} "))
+            || plan.contains(&format!(" {index}\n"))
+            || plan.ends_with(&format!(" {index}")),
         "{sql}\nshould use {index}, plan:\n{plan}"
     );
 }
@@ -146,12 +139,9 @@ async fn a_query_outside_the_partial_index_is_caught() {
     let store = crate::PostgresStore::open(&db.url()).await.expect("open");
     let client = db.connect().await;
     fill(&client).await;
-    let plan = plan(
-        &client,
-        "SELECT id FROM tasks WHERE deadline_at <= $1 ORDER BY deadline_at, id LIMIT 10",
-        &[&8100010i64],
-    )
-    .await;
+    let plan =
+        plan(&client, "SELECT id FROM tasks WHERE deadline_at <= $1 ORDER BY deadline_at, id LIMIT 10", &[&8100010i64])
+            .await;
     assert!(plan.contains("Seq Scan on tasks"), "plan:\n{plan}");
     drop(store);
 }

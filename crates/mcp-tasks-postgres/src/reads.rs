@@ -20,43 +20,22 @@ use crate::schema::{LIVE, TERMINAL};
 /// a cutoff.
 pub(crate) fn sweep_sql(query: &SweepQuery) -> (String, &'static str) {
     let (filter, order, index, limit) = match query {
-        SweepQuery::PastDeadline { .. } => (
-            format!("{LIVE} AND deadline_at <= $1"),
-            "deadline_at",
-            "tasks_deadline",
-            "$2",
-        ),
-        SweepQuery::Unseen { .. } => (
-            format!("{LIVE} AND last_seen_at <= $1"),
-            "last_seen_at",
-            "tasks_last_seen",
-            "$2",
-        ),
-        SweepQuery::Expired { .. } => (
-            format!("{TERMINAL} AND expires_at IS NOT NULL AND expires_at <= $1"),
-            "expires_at",
-            "tasks_expiry",
-            "$2",
-        ),
-        SweepQuery::Leased {
-            before: Some(_), ..
-        } => (
+        SweepQuery::PastDeadline { .. } => (format!("{LIVE} AND deadline_at <= $1"), "deadline_at", "tasks_deadline", "$2"),
+        SweepQuery::Unseen { .. } => (format!("{LIVE} AND last_seen_at <= $1"), "last_seen_at", "tasks_last_seen", "$2"),
+        SweepQuery::Expired { .. } => {
+            (format!("{TERMINAL} AND expires_at IS NOT NULL AND expires_at <= $1"), "expires_at", "tasks_expiry", "$2")
+        }
+        SweepQuery::Leased { before: Some(_), .. } => (
             format!("lease_owner IS NOT NULL AND {LIVE} AND lease_expires_at <= $1"),
             "lease_expires_at",
             "tasks_lease",
             "$2",
         ),
-        SweepQuery::Leased { before: None, .. } => (
-            format!("lease_owner IS NOT NULL AND {LIVE}"),
-            "lease_expires_at",
-            "tasks_lease",
-            "$1",
-        ),
+        SweepQuery::Leased { before: None, .. } => {
+            (format!("lease_owner IS NOT NULL AND {LIVE}"), "lease_expires_at", "tasks_lease", "$1")
+        }
     };
-    (
-        format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY {order}, id LIMIT {limit}"),
-        index,
-    )
+    (format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY {order}, id LIMIT {limit}"), index)
 }
 
 /// A `LIMIT` value.
@@ -89,11 +68,7 @@ pub(crate) async fn get(pool: &Pool, id: &TaskId) -> Result<Option<TaskRecord>, 
 }
 
 /// One task, if `principal` owns it.
-pub(crate) async fn get_visible(
-    pool: &Pool,
-    id: &TaskId,
-    principal: Option<&str>,
-) -> Result<Option<TaskRecord>, Failure> {
+pub(crate) async fn get_visible(pool: &Pool, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, Failure> {
     let client = pool.get().await?;
     let stmt = client.prepare_cached(&get_visible_sql()).await?;
     let row = client.query_opt(&stmt, &[&id.as_str(), &principal]).await?;
@@ -101,10 +76,7 @@ pub(crate) async fn get_visible(
 }
 
 /// A sweep's candidates.
-pub(crate) async fn sweep_candidates(
-    pool: &Pool,
-    query: &SweepQuery,
-) -> Result<Vec<TaskRecord>, Failure> {
+pub(crate) async fn sweep_candidates(pool: &Pool, query: &SweepQuery) -> Result<Vec<TaskRecord>, Failure> {
     let client = pool.get().await?;
     let (sql, _) = sweep_sql(query);
     let stmt = client.prepare_cached(&sql).await?;
@@ -112,18 +84,10 @@ pub(crate) async fn sweep_candidates(
         SweepQuery::PastDeadline { now: at, limit }
         | SweepQuery::Expired { now: at, limit }
         | SweepQuery::Unseen { cutoff: at, limit }
-        | SweepQuery::Leased {
-            before: Some(at),
-            limit,
-        } => {
-            client
-                .query(&stmt, &[&at.as_millis(), &sql_limit(limit)])
-                .await?
+        | SweepQuery::Leased { before: Some(at), limit } => {
+            client.query(&stmt, &[&at.as_millis(), &sql_limit(limit)]).await?
         }
-        SweepQuery::Leased {
-            before: None,
-            limit,
-        } => client.query(&stmt, &[&sql_limit(limit)]).await?,
+        SweepQuery::Leased { before: None, limit } => client.query(&stmt, &[&sql_limit(limit)]).await?,
     };
     Ok(tasks_from_rows(&rows)?)
 }
@@ -143,9 +107,7 @@ pub(crate) async fn list(pool: &Pool, query: &ListQuery) -> Result<Vec<TaskRecor
     let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
     let client = pool.get().await?;
     let stmt = client.prepare_cached(&list_sql()).await?;
-    let rows = client
-        .query(&stmt, &[&statuses, &query.tool, &listing_limit(query.limit)])
-        .await?;
+    let rows = client.query(&stmt, &[&statuses, &query.tool, &listing_limit(query.limit)]).await?;
     Ok(tasks_from_rows(&rows)?)
 }
 
@@ -153,18 +115,13 @@ pub(crate) async fn list(pool: &Pool, query: &ListQuery) -> Result<Vec<TaskRecor
 pub(crate) async fn count_by_status(pool: &Pool) -> Result<BTreeMap<TaskStatus, u64>, Failure> {
     let mut counts: BTreeMap<TaskStatus, u64> = ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
     let client = pool.get().await?;
-    let stmt = client
-        .prepare_cached("SELECT status, count(*) FROM tasks GROUP BY status")
-        .await?;
+    let stmt = client.prepare_cached("SELECT status, count(*) FROM tasks GROUP BY status").await?;
     for row in client.query(&stmt, &[]).await? {
         let status: String = row.try_get(0)?;
         let n: i64 = row.try_get(1)?;
         let status = status
             .parse::<TaskStatus>()
-            .map_err(|e| StoreError::Corrupt {
-                id: "(count by status)".into(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| StoreError::Corrupt { id: "(count by status)".into(), reason: e.to_string() })?;
         counts.insert(status, n.max(0) as u64);
     }
     Ok(counts)
@@ -176,11 +133,7 @@ pub(crate) const RECENT_DURATIONS_SQL: &str = "SELECT terminal_at - created_at F
      ORDER BY terminal_at DESC, id DESC LIMIT $2";
 
 /// Run times of the latest completed tasks of `tool`, newest first.
-pub(crate) async fn recent_durations(
-    pool: &Pool,
-    tool: &str,
-    limit: usize,
-) -> Result<Vec<i64>, Failure> {
+pub(crate) async fn recent_durations(pool: &Pool, tool: &str, limit: usize) -> Result<Vec<i64>, Failure> {
     let client = pool.get().await?;
     let stmt = client.prepare_cached(RECENT_DURATIONS_SQL).await?;
     let rows = client.query(&stmt, &[&tool, &sql_limit(limit)]).await?;

@@ -28,14 +28,8 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
 pub(crate) fn task_from_row(row: &Row) -> Result<TaskRecord, StoreError> {
     let id: String = row.try_get(0).map_err(|e| corrupt("?", "id", e))?;
     let d = Decoder { id: &id, row };
-    let lease = match (
-        d.get::<Option<String>>(13, "lease_owner")?,
-        d.get::<Option<i64>>(14, "lease_expires_at")?,
-    ) {
-        (Some(owner), Some(expires)) => Some(Lease {
-            owner,
-            expires_at: Timestamp(expires),
-        }),
+    let lease = match (d.get::<Option<String>>(13, "lease_owner")?, d.get::<Option<i64>>(14, "lease_expires_at")?) {
+        (Some(owner), Some(expires)) => Some(Lease { owner, expires_at: Timestamp(expires) }),
         _ => None,
     };
     let status: String = d.get(5, "status")?;
@@ -44,9 +38,7 @@ pub(crate) fn task_from_row(row: &Row) -> Result<TaskRecord, StoreError> {
         tool: d.get(2, "tool")?,
         arguments: d.json(3, "arguments")?,
         principal: d.get(4, "principal")?,
-        status: status
-            .parse::<TaskStatus>()
-            .map_err(|e| corrupt(&id, "status", e))?,
+        status: status.parse::<TaskStatus>().map_err(|e| corrupt(&id, "status", e))?,
         status_message: d.get(6, "status_message")?,
         attempt: d.count(7, "attempt")?,
         max_attempts: d.count(8, "max_attempts")?,
@@ -92,10 +84,7 @@ pub(crate) fn dead_letter_from_row(row: &Row) -> Result<DeadLetter, StoreError> 
 }
 
 fn corrupt(id: &str, column: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt {
-        id: id.to_owned(),
-        reason: format!("column {column}: {e}"),
-    }
+    StoreError::Corrupt { id: id.to_owned(), reason: format!("column {column}: {e}") }
 }
 
 /// Column reads that name the task and column when a value is bad.
@@ -124,15 +113,9 @@ impl Decoder<'_> {
         serde_json::from_str(&text).map_err(|e| corrupt(self.id, column, e))
     }
 
-    fn opt_json<T: DeserializeOwned>(
-        &self,
-        index: usize,
-        column: &str,
-    ) -> Result<Option<T>, StoreError> {
+    fn opt_json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<Option<T>, StoreError> {
         match self.get::<Option<String>>(index, column)? {
-            Some(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| corrupt(self.id, column, e)),
+            Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| corrupt(self.id, column, e)),
             None => Ok(None),
         }
     }

@@ -30,14 +30,15 @@ pub(crate) struct Migration {
 }
 
 /// Migration `n` (1-based) brings the schema from version `n - 1` to `n`.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    description: "tasks, dead letters, one partial index per sweep and claim",
-    // Ids and keys compare byte-wise (COLLATE "C"), as Rust's `String`
-    // does, so "oldest first, then by id" orders exactly as the other
-    // stores whatever the database's locale. JSON is kept as text, exactly
-    // as serialised (jsonb would reorder keys and refuse \u0000); the store
-    // never looks inside it.
-    sql: r#"
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        description: "tasks, dead letters, one partial index per sweep and claim",
+        // Ids and keys compare byte-wise (COLLATE "C"), as Rust's `String`
+        // does, so "oldest first, then by id" orders exactly as the other
+        // stores whatever the database's locale. JSON is kept as text, exactly
+        // as serialised (jsonb would reorder keys and refuse \u0000); the store
+        // never looks inside it.
+        sql: r#"
 CREATE TABLE mcp_tasks_schema_migrations (
     version     integer     NOT NULL PRIMARY KEY,
     description text        NOT NULL,
@@ -106,16 +107,17 @@ CREATE TABLE dead_letters (
 
 CREATE INDEX dead_letters_dead_at ON dead_letters (dead_at, seq);
 "#,
-}, Migration {
-    description: "per-principal usage (tasks, argument bytes) kept by triggers, for quotas",
-    // One row per principal ('' for the anonymous one), so a quota check
-    // inside the create transaction is one primary-key lookup, and locking
-    // that row serialises the creations of one principal across instances.
-    // Statement-level triggers with transition tables add a whole batch in
-    // one upsert, touching the principals in byte order (COLLATE "C"), the
-    // order creation locks them in, so batches never deadlock on each
-    // other. Arguments and principal never change after the insert.
-    sql: r#"
+    },
+    Migration {
+        description: "per-principal usage (tasks, argument bytes) kept by triggers, for quotas",
+        // One row per principal ('' for the anonymous one), so a quota check
+        // inside the create transaction is one primary-key lookup, and locking
+        // that row serialises the creations of one principal across instances.
+        // Statement-level triggers with transition tables add a whole batch in
+        // one upsert, touching the principals in byte order (COLLATE "C"), the
+        // order creation locks them in, so batches never deadlock on each
+        // other. Arguments and principal never change after the insert.
+        sql: r#"
 CREATE TABLE principal_usage (
     principal      text COLLATE "C" NOT NULL PRIMARY KEY,   -- '' for the anonymous principal
     tasks          bigint NOT NULL,
@@ -159,11 +161,12 @@ INSERT INTO principal_usage (principal, tasks, argument_bytes)
     SELECT coalesce(principal, ''), count(*), coalesce(sum(octet_length(arguments)), 0)
     FROM tasks GROUP BY 1;
 "#,
-}, Migration {
-    description: "the maintenance leader's lease",
-    // One row at most (the key is always true). A term is won or kept by
-    // one guarded upsert (leader.rs); `term` counts hand-overs, for logs.
-    sql: r#"
+    },
+    Migration {
+        description: "the maintenance leader's lease",
+        // One row at most (the key is always true). A term is won or kept by
+        // one guarded upsert (leader.rs); `term` counts hand-overs, for logs.
+        sql: r#"
 CREATE TABLE maintenance_leader (
     singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     holder     text    NOT NULL,
@@ -171,15 +174,16 @@ CREATE TABLE maintenance_leader (
     expires_at bigint  NOT NULL              -- ms since the epoch, on the database's clock
 );
 "#,
-}, Migration {
-    description: "NOTIFY of new work, answers and cancels, in the writing transaction",
-    // Triggers, so every writer (any instance, the admin commands) announces
-    // its changes, in the transaction that makes them: a listener hears of a
-    // change only once it is committed. The channel is per schema (channels
-    // are database-wide): 'mcp_tasks_' || md5(schema), see listener.rs.
-    // Payloads: 'work' (a task became claimable) or 't:<id>' (its answers
-    // or cancel flag changed). Claims and lease renewals announce nothing.
-    sql: r#"
+    },
+    Migration {
+        description: "NOTIFY of new work, answers and cancels, in the writing transaction",
+        // Triggers, so every writer (any instance, the admin commands) announces
+        // its changes, in the transaction that makes them: a listener hears of a
+        // change only once it is committed. The channel is per schema (channels
+        // are database-wide): 'mcp_tasks_' || md5(schema), see listener.rs.
+        // Payloads: 'work' (a task became claimable) or 't:<id>' (its answers
+        // or cancel flag changed). Claims and lease renewals announce nothing.
+        sql: r#"
 CREATE FUNCTION mcp_tasks_notify_created() RETURNS trigger LANGUAGE plpgsql
     SET search_path FROM CURRENT AS $fn$
 BEGIN
@@ -215,7 +219,8 @@ CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks FOR EACH ROW
                    OR OLD.run_at IS DISTINCT FROM NEW.run_at)))
     EXECUTE FUNCTION mcp_tasks_notify_changed();
 "#,
-}];
+    },
+];
 
 /// The schema version this build writes and understands.
 pub(crate) fn latest_version() -> i32 {

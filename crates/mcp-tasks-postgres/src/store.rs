@@ -8,16 +8,16 @@ use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
-    Leadership, PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
+    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask, PurgeQuery,
+    StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
 };
 use tokio::sync::broadcast;
 
 use crate::batcher::{Batcher, CreateStats};
 use crate::clock::DatabaseClock;
+use crate::failure::Failure;
 use crate::leader::LeaseLeadership;
 use crate::listener::Listener;
-use crate::failure::Failure;
 use crate::open::open_pool;
 use crate::options::PostgresOptions;
 use crate::retry::retrying;
@@ -98,9 +98,7 @@ impl PostgresStore {
 
 impl fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresStore")
-            .field("url", &self.shown_url)
-            .finish_non_exhaustive()
+        f.debug_struct("PostgresStore").field("url", &self.shown_url).finish_non_exhaustive()
     }
 }
 
@@ -119,35 +117,24 @@ impl TaskStore for PostgresStore {
         report(reads::get(&self.pool, id).await)
     }
 
-    async fn get_visible(
-        &self,
-        id: &TaskId,
-        principal: Option<&str>,
-    ) -> Result<Option<TaskRecord>, StoreError> {
+    async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         report(reads::get_visible(&self.pool, id, principal).await)
     }
 
     async fn health(&self) -> Result<(), StoreError> {
         let answer = async {
             let client = self.pool.get().await?;
-            let row = client
-                .query_one(
-                    "SELECT pg_is_in_recovery(), to_regclass('tasks') IS NOT NULL",
-                    &[],
-                )
-                .await?;
+            let row = client.query_one("SELECT pg_is_in_recovery(), to_regclass('tasks') IS NOT NULL", &[]).await?;
             Ok::<(bool, bool), Failure>((row.try_get(0)?, row.try_get(1)?))
         };
         match report(answer.await)? {
             (false, true) => Ok(()),
-            (true, _) => Err(StoreError::Unavailable(format!(
-                "the PostgreSQL database at {} is a read-only standby",
-                self.shown_url
-            ))),
-            (false, false) => Err(StoreError::Unavailable(format!(
-                "the tasks table is gone from the schema of {}",
-                self.shown_url
-            ))),
+            (true, _) => {
+                Err(StoreError::Unavailable(format!("the PostgreSQL database at {} is a read-only standby", self.shown_url)))
+            }
+            (false, false) => {
+                Err(StoreError::Unavailable(format!("the tasks table is gone from the schema of {}", self.shown_url)))
+            }
         }
     }
 
@@ -185,10 +172,7 @@ impl TaskStore for PostgresStore {
         report(reads::recent_durations(&self.pool, tool, limit).await)
     }
 
-    async fn list_dead_letters(
-        &self,
-        query: DeadLetterQuery,
-    ) -> Result<Vec<DeadLetter>, StoreError> {
+    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
         report(dead_letters::list(&self.pool, &query).await)
     }
 
@@ -196,11 +180,7 @@ impl TaskStore for PostgresStore {
         report(dead_letters::get(&self.pool, task).await)
     }
 
-    async fn requeue_dead_letter(
-        &self,
-        task: &TaskId,
-        new: NewTask,
-    ) -> Result<TaskRecord, StoreError> {
+    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
         report(retrying(|| dead_letters::requeue(&self.pool, task, &new)).await)
     }
 
@@ -219,10 +199,6 @@ impl TaskStore for PostgresStore {
     /// [`StoreEvent::Resync`] after the listener (re)connects.
     fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
         tokio::runtime::Handle::try_current().ok()?;
-        Some(
-            self.listener
-                .get_or_init(|| Listener::start(self.listen_config.clone()))
-                .subscribe(),
-        )
+        Some(self.listener.get_or_init(|| Listener::start(self.listen_config.clone())).subscribe())
     }
 }

@@ -45,9 +45,8 @@ impl TestDatabase {
         let admin = match connect(&base_url).await {
             Ok(client) => client,
             Err(why) => {
-                let message = format!(
-                    "PostgreSQL is unreachable at {shown} ({why}); start it or set MCP_TASKS_TEST_DATABASE_URL"
-                );
+                let message =
+                    format!("PostgreSQL is unreachable at {shown} ({why}); start it or set MCP_TASKS_TEST_DATABASE_URL");
                 if std::env::var("CI").is_ok_and(|v| v == "true") {
                     panic!("{message}");
                 }
@@ -83,9 +82,7 @@ impl TestDatabase {
     /// A plain connection into the schema, for a test to look at or
     /// change what the store wrote.
     pub async fn connect(&self) -> tokio_postgres::Client {
-        connect(&self.url())
-            .await
-            .unwrap_or_else(|why| panic!("cannot connect to the test schema {}: {why}", self.schema))
+        connect(&self.url()).await.unwrap_or_else(|why| panic!("cannot connect to the test schema {}: {why}", self.schema))
     }
 }
 
@@ -93,10 +90,7 @@ impl TestDatabase {
 async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
     let mut config: tokio_postgres::Config = url.parse().map_err(|e| format!("{e}"))?;
     config.connect_timeout(CONNECT_TIMEOUT);
-    let (client, connection) = config
-        .connect(NoTls)
-        .await
-        .map_err(|e| crate::failure::describe(&e))?;
+    let (client, connection) = config.connect(NoTls).await.map_err(|e| crate::failure::describe(&e))?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
@@ -110,16 +104,11 @@ impl Drop for TestDatabase {
         let url = self.base_url.clone();
         let schema = self.schema.clone();
         let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
             runtime.block_on(async {
                 let client = connect(&url).await?;
                 client
-                    .batch_execute(&format!(
-                        "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
-                    ))
+                    .batch_execute(&format!("SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"))
                     .await
                     .map_err(|e| crate::failure::describe(&e))
             })

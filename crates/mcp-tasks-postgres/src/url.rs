@@ -20,15 +20,8 @@ pub(crate) fn redact(url: &str) -> String {
     };
     let tail = match tail.split_once('?') {
         Some((path, query)) => {
-            let kept: Vec<&str> = query
-                .split('&')
-                .filter(|pair| !pair.starts_with("password="))
-                .collect();
-            if kept.is_empty() {
-                path.to_owned()
-            } else {
-                format!("{path}?{}", kept.join("&"))
-            }
+            let kept: Vec<&str> = query.split('&').filter(|pair| !pair.starts_with("password=")).collect();
+            if kept.is_empty() { path.to_owned() } else { format!("{path}?{}", kept.join("&")) }
         }
         None => tail.to_owned(),
     };
@@ -36,11 +29,7 @@ pub(crate) fn redact(url: &str) -> String {
 }
 
 fn redact_key_value(conninfo: &str) -> String {
-    conninfo
-        .split_whitespace()
-        .filter(|pair| !pair.starts_with("password="))
-        .collect::<Vec<_>>()
-        .join(" ")
+    conninfo.split_whitespace().filter(|pair| !pair.starts_with("password=")).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

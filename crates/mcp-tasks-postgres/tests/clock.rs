@@ -82,11 +82,7 @@ async fn a_lease_written_by_a_slow_instance_is_live_for_a_fast_one() {
         let b = &b;
         async move { b.sweep_candidates(SweepQuery::Leased { before: Some(before), limit: 10 }).await.expect("sweep") }
     };
-    assert_eq!(
-        lapsed(fast.now()).await.len(),
-        1,
-        "on its own clock B would take A's fresh lease for lapsed: the hazard"
-    );
+    assert_eq!(lapsed(fast.now()).await.len(), 1, "on its own clock B would take A's fresh lease for lapsed: the hazard");
     assert!(lapsed(b_clock.now()).await.is_empty(), "on the database's clock A's lease is live");
     assert!(close(a_clock.now(), b_clock.now(), Duration::from_secs(2)), "both read one clock");
 }

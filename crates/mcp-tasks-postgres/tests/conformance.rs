@@ -9,9 +9,8 @@ use mcp_tasks_store::conformance::Fixture;
 
 async fn fresh_store() -> Fixture {
     // The suite cannot skip a test: without a server it fails, saying so.
-    let db = TestDatabase::create()
-        .await
-        .expect("the PostgreSQL conformance suite needs a server (see the skip line above)");
+    let db =
+        TestDatabase::create().await.expect("the PostgreSQL conformance suite needs a server (see the skip line above)");
     let store = PostgresStore::open(&db.url()).await.expect("open a fresh schema");
     Fixture::keeping(Arc::new(store), db)
 }

@@ -40,10 +40,14 @@ async fn one_instance_hears_what_another_commits() {
     // A claim and a lease renewal announce nothing; an answer does.
     let claimed = a.claim(claim_params("exec-a/1", at(1), 1)).await.expect("claim");
     assert_eq!(claimed.len(), 1);
-    change(&a, &task.id, Change {
-        lease: Some(Some(Lease { owner: "exec-a/1".into(), expires_at: at(60) })),
-        ..Change { now: at(2), ..Change::default() }
-    })
+    change(
+        &a,
+        &task.id,
+        Change {
+            lease: Some(Some(Lease { owner: "exec-a/1".into(), expires_at: at(60) })),
+            ..Change { now: at(2), ..Change::default() }
+        },
+    )
     .await;
     let mut answers = task.input_responses.clone();
     answers.insert("q".into(), json!("yes"));
@@ -62,7 +66,12 @@ async fn one_instance_hears_what_another_commits() {
     let other = create(&a, new_task("report", at(5))).await;
     assert_eq!(next(&mut events).await, StoreEvent::WorkAvailable);
     a.claim(claim_params("exec-a/2", at(6), 1)).await.expect("claim");
-    change(&a, &other.id, Change { lease: Some(None), run_at: Some(Some(at(7))), ..Change { now: at(6), ..Change::default() } }).await;
+    change(
+        &a,
+        &other.id,
+        Change { lease: Some(None), run_at: Some(Some(at(7))), ..Change { now: at(6), ..Change::default() } },
+    )
+    .await;
     assert_eq!(next(&mut events).await, StoreEvent::WorkAvailable, "a released task is new work");
 }
 

@@ -28,10 +28,7 @@ async fn concurrent_creates_share_commits_and_failures_stay_local() {
         // Every 4th create reuses a taken id and must fail alone.
         let id = if i % 4 == 0 { taken.id.clone() } else { TaskId::random() };
         handles.push(tokio::spawn(async move {
-            let new = NewTask {
-                id: id.clone(),
-                ..new_task("report", at(i as i64))
-            };
+            let new = NewTask { id: id.clone(), ..new_task("report", at(i as i64)) };
             let result = store.create(new).await;
             let committed = observer
                 .query_opt("SELECT 1 FROM tasks WHERE id = $1", &[&id.as_str()])
@@ -58,20 +55,13 @@ async fn concurrent_creates_share_commits_and_failures_stay_local() {
     for id in &created {
         get(&*store, id).await;
     }
-    assert_eq!(
-        get(&*store, &taken.id).await,
-        taken,
-        "failed creates must not touch the existing row"
-    );
+    assert_eq!(get(&*store, &taken.id).await, taken, "failed creates must not touch the existing row");
     let after = store.create_stats();
     let creates = after.creates - before.creates;
     let commits = after.commits - before.commits;
     assert_eq!(creates, 256, "every create is answered by a batch");
     eprintln!("group commit: {commits} commits for {creates} concurrent creates");
-    assert!(
-        commits < creates,
-        "concurrent creates must share commits: {commits} commits for {creates} creates"
-    );
+    assert!(commits < creates, "concurrent creates must share commits: {commits} commits for {creates} creates");
     let total = store.count_by_status().await.unwrap().values().sum::<u64>();
     assert_eq!(total, 193);
 }

@@ -76,10 +76,7 @@ async fn claimers_on_many_instances_never_share_a_task() {
         claimers.push(tokio::spawn(async move {
             let mut mine = Vec::new();
             loop {
-                let batch = store
-                    .claim(claim_params(&format!("exec-{c}"), at(100), 4))
-                    .await
-                    .expect("claim");
+                let batch = store.claim(claim_params(&format!("exec-{c}"), at(100), 4)).await.expect("claim");
                 if batch.is_empty() {
                     break mine;
                 }

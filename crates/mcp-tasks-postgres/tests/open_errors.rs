@@ -10,10 +10,7 @@ use mcp_tasks_store::conformance::support::{at, create, get, new_task};
 
 /// The error of an open that must fail, checked to be one line.
 async fn open_error(url: &str) -> StoreError {
-    let options = PostgresOptions {
-        connect_timeout: Duration::from_secs(5),
-        ..PostgresOptions::default()
-    };
+    let options = PostgresOptions { connect_timeout: Duration::from_secs(5), ..PostgresOptions::default() };
     let error = match tokio::time::timeout(Duration::from_secs(60), PostgresStore::open_with(url, options)).await {
         Ok(Ok(store)) => panic!("opening {url} must fail, but gave {store:?}"),
         Ok(Err(e)) => e,
@@ -28,10 +25,7 @@ async fn open_error(url: &str) -> StoreError {
 async fn tables(db: &TestDatabase) -> Vec<(String, i64)> {
     let client = db.connect().await;
     let names: Vec<String> = client
-        .query(
-            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1",
-            &[&db.schema()],
-        )
+        .query("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", &[&db.schema()])
         .await
         .unwrap()
         .iter()
@@ -39,11 +33,7 @@ async fn tables(db: &TestDatabase) -> Vec<(String, i64)> {
         .collect();
     let mut out = Vec::new();
     for name in names {
-        let n: i64 = client
-            .query_one(&format!("SELECT count(*) FROM {name}"), &[])
-            .await
-            .unwrap()
-            .get(0);
+        let n: i64 = client.query_one(&format!("SELECT count(*) FROM {name}"), &[]).await.unwrap().get(0);
         out.push((name, n));
     }
     out
@@ -54,10 +44,7 @@ async fn an_unreachable_database_is_named_without_its_password() {
     // Nothing listens on port 1.
     let error = open_error("postgres://app:s3cret@127.0.0.1:1/tasks").await;
     let message = error.to_string();
-    assert!(
-        matches!(error, StoreError::Open { .. }),
-        "expected Open, got {message}"
-    );
+    assert!(matches!(error, StoreError::Open { .. }), "expected Open, got {message}");
     assert!(message.contains("unreachable"), "{message}");
     assert!(message.contains("postgres://app@127.0.0.1:1/tasks"), "the URL is named: {message}");
     assert!(!message.contains("s3cret"), "the password is never shown: {message}");
@@ -75,10 +62,7 @@ async fn an_invalid_url_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_schema_is_named() {
     let Some(db) = TestDatabase::create().await else { return };
-    let url = db.url().replace(
-        &format!("search_path%3D{}", db.schema()),
-        "search_path%3Dno_such_schema_here",
-    );
+    let url = db.url().replace(&format!("search_path%3D{}", db.schema()), "search_path%3Dno_such_schema_here");
     let error = open_error(&url).await;
     let message = error.to_string();
     assert!(matches!(error, StoreError::Open { .. }), "{message}");
@@ -117,9 +101,7 @@ async fn a_newer_schema_is_refused_and_left_alone() {
     drop(store);
     db.connect()
         .await
-        .batch_execute(
-            "INSERT INTO mcp_tasks_schema_migrations (version, description) VALUES (99, 'from the future')",
-        )
+        .batch_execute("INSERT INTO mcp_tasks_schema_migrations (version, description) VALUES (99, 'from the future')")
         .await
         .unwrap();
     let before = tables(&db).await;
@@ -129,11 +111,7 @@ async fn a_newer_schema_is_refused_and_left_alone() {
     assert!(message.contains("99") && message.contains("newer"), "{message}");
     assert_eq!(tables(&db).await, before, "a newer schema is never modified");
     let client = db.connect().await;
-    let id: String = client
-        .query_one("SELECT id FROM tasks", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let id: String = client.query_one("SELECT id FROM tasks", &[]).await.unwrap().get(0);
     assert_eq!(id, task.id.0);
 }
 

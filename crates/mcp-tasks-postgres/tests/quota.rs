@@ -6,18 +6,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use mcp_tasks_core::TaskStatus;
 use mcp_tasks_postgres::PostgresStore;
 use mcp_tasks_postgres::testing::TestDatabase;
 use mcp_tasks_store::conformance::support::{at, create, finish, new_task};
 use mcp_tasks_store::{Guard, GuardedUpdate, NewTask, Quota, StoreError, TaskStore};
-use mcp_tasks_core::TaskStatus;
 use serde_json::json;
 
 /// (tasks, argument bytes) per principal, as `principal_usage` says and as
 /// the rows of `tasks` add up.
-async fn usage_and_truth(
-    db: &TestDatabase,
-) -> (BTreeMap<String, (i64, i64)>, BTreeMap<String, (i64, i64)>) {
+async fn usage_and_truth(db: &TestDatabase) -> (BTreeMap<String, (i64, i64)>, BTreeMap<String, (i64, i64)>) {
     let client = db.connect().await;
     let read = |sql: &'static str| {
         let client = &client;
@@ -32,10 +30,8 @@ async fn usage_and_truth(
         }
     };
     let usage = read("SELECT principal, tasks, argument_bytes FROM principal_usage WHERE tasks <> 0").await;
-    let truth = read(
-        "SELECT coalesce(principal, ''), count(*), sum(octet_length(arguments))::bigint FROM tasks GROUP BY 1",
-    )
-    .await;
+    let truth =
+        read("SELECT coalesce(principal, ''), count(*), sum(octet_length(arguments))::bigint FROM tasks GROUP BY 1").await;
     (usage, truth)
 }
 
@@ -51,10 +47,7 @@ async fn creators_on_many_instances_never_overshoot_a_quota() {
     }
     const LIMIT: u64 = 60;
     const CAROLS: usize = 15;
-    let quota = Quota {
-        max_tasks: Some(LIMIT),
-        max_argument_bytes: None,
-    };
+    let quota = Quota { max_tasks: Some(LIMIT), max_argument_bytes: None };
     let mut workers = Vec::new();
     for w in 0..18usize {
         let store = Arc::clone(&stores[w % stores.len()]);
@@ -134,10 +127,7 @@ async fn the_usage_migration_counts_tasks_already_stored() {
     {
         let store = PostgresStore::open(&db.url()).await.expect("open");
         for principal in [Some("alice"), Some("alice"), None] {
-            let new = NewTask {
-                principal: principal.map(str::to_owned),
-                ..new_task("report", at(0))
-            };
+            let new = NewTask { principal: principal.map(str::to_owned), ..new_task("report", at(0)) };
             create(&store, new).await;
         }
     }
@@ -161,10 +151,7 @@ async fn the_usage_migration_counts_tasks_already_stored() {
     assert_eq!(usage, truth, "the migration counted the existing rows");
     let capped = NewTask {
         principal: Some("alice".into()),
-        quota: Some(Quota {
-            max_tasks: Some(2),
-            max_argument_bytes: None,
-        }),
+        quota: Some(Quota { max_tasks: Some(2), max_argument_bytes: None }),
         ..new_task("report", at(1))
     };
     assert!(
@@ -181,15 +168,8 @@ async fn the_usage_migration_counts_tasks_already_stored() {
 async fn a_creation_waits_for_an_uncommitted_one_of_its_principal() {
     let Some(db) = TestDatabase::create().await else { return };
     let store = Arc::new(PostgresStore::open(&db.url()).await.expect("open"));
-    let quota = Quota {
-        max_tasks: Some(3),
-        max_argument_bytes: None,
-    };
-    let alice = move |n: i64| NewTask {
-        principal: Some("alice".into()),
-        quota: Some(quota),
-        ..new_task("report", at(n))
-    };
+    let quota = Quota { max_tasks: Some(3), max_argument_bytes: None };
+    let alice = move |n: i64| NewTask { principal: Some("alice".into()), quota: Some(quota), ..new_task("report", at(n)) };
     create(&*store, alice(0)).await;
     create(&*store, alice(1)).await;
     // Another instance's transaction inserts alice's third task and holds.

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_tasks_core::TaskStatus;
 use mcp_tasks_postgres::testing::TestDatabase;
 use mcp_tasks_postgres::{PostgresOptions, PostgresStore};
 use mcp_tasks_store::conformance::support::{at, claim_params, create, finish, get, new_task};
 use mcp_tasks_store::{NewTask, StoreError, TaskStore};
-use mcp_tasks_core::TaskStatus;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
@@ -20,9 +20,7 @@ const BOUND: Duration = Duration::from_secs(30);
 
 /// Runs `op` under [`BOUND`]; a hang fails the test.
 async fn bounded<T>(what: &str, op: impl Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, op)
-        .await
-        .unwrap_or_else(|_| panic!("{what} hung for more than {BOUND:?}"))
+    tokio::time::timeout(BOUND, op).await.unwrap_or_else(|_| panic!("{what} hung for more than {BOUND:?}"))
 }
 
 /// An error while the database is gone must say so.
@@ -40,10 +38,7 @@ fn assert_unavailable(what: &str, error: &StoreError) {
 async fn works(store: &PostgresStore, secs: i64) {
     let task = create(store, new_task("report", at(secs))).await;
     assert_eq!(get(store, &task.id).await, task);
-    let claimed = store
-        .claim(claim_params("exec", at(secs + 1), 10))
-        .await
-        .expect("claim");
+    let claimed = store.claim(claim_params("exec", at(secs + 1), 10)).await.expect("claim");
     assert!(claimed.iter().any(|r| r.id == task.id));
     finish(store, &task.id, TaskStatus::Completed, at(secs + 2)).await;
     store.health().await.expect("healthy");

@@ -42,8 +42,7 @@ pub const DEFAULT_CLAIM_INTERVAL: Duration = Duration::from_millis(200);
 
 /// Default per-principal quota: 10,000 stored tasks and 256 MiB of stored
 /// tool arguments per principal (the anonymous principal is one principal).
-pub const DEFAULT_QUOTA: Quota =
-    Quota { max_tasks: Some(10_000), max_argument_bytes: Some(256 * 1024 * 1024) };
+pub const DEFAULT_QUOTA: Quota = Quota { max_tasks: Some(10_000), max_argument_bytes: Some(256 * 1024 * 1024) };
 
 /// Configures a [`Runtime`].
 pub struct RuntimeBuilder {
@@ -249,7 +248,11 @@ impl RuntimeBuilder {
             clock: clock.clone(),
             running: running.clone(),
             wakeups: wakeups.clone(),
-            config: TriageConfig { rerunnable: tools.rerunnable(), retention: policy.retention.clone(), schedule: maintenance },
+            config: TriageConfig {
+                rerunnable: tools.rerunnable(),
+                retention: policy.retention.clone(),
+                schedule: maintenance,
+            },
         });
         let flusher = Arc::new(PollFlusher {
             store: store.clone(),

@@ -45,7 +45,10 @@ pub(crate) async fn apply_one(store: &dyn TaskStore, update: GuardedUpdate) -> R
 
 /// Runs `read_and_decide`, writes what it decided, and repeats on a lost
 /// race. An error from `read_and_decide` or the store ends the loop.
-pub(crate) async fn read_decide_write<T, F, Fut>(store: &dyn TaskStore, mut read_and_decide: F) -> Result<Resolution<T>, RuntimeError>
+pub(crate) async fn read_decide_write<T, F, Fut>(
+    store: &dyn TaskStore,
+    mut read_and_decide: F,
+) -> Result<Resolution<T>, RuntimeError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Decision<T>, RuntimeError>>,

@@ -173,10 +173,7 @@ impl TaskContext {
     /// While it waits, the handler holds no executor slot (other tasks run in
     /// it) but keeps its lease; once answered it takes a slot again before
     /// this returns.
-    pub async fn request_input(
-        &self,
-        requests: BTreeMap<String, Value>,
-    ) -> Result<BTreeMap<String, Value>, RuntimeError> {
+    pub async fn request_input(&self, requests: BTreeMap<String, Value>) -> Result<BTreeMap<String, Value>, RuntimeError> {
         let env = &self.inner.env;
         let id = &self.inner.task_id;
         // Subscribe before the first read so an answer in between is not missed.

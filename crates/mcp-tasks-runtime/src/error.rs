@@ -107,8 +107,7 @@ mod tests {
 
     #[test]
     fn store_conflicts_become_idempotency_conflicts() {
-        let e: RuntimeError =
-            StoreError::IdempotencyConflict { key: "k".into(), existing: TaskId::from("t") }.into();
+        let e: RuntimeError = StoreError::IdempotencyConflict { key: "k".into(), existing: TaskId::from("t") }.into();
         assert_eq!(e, RuntimeError::IdempotencyConflict { key: "k".into() });
         assert!(e.to_string().contains("idempotency key \"k\""));
     }

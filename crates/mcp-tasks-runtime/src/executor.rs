@@ -18,10 +18,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cas;
+use crate::claim_backoff::ClaimBackoff;
 use crate::context::{HandlerEnv, TaskContext};
 use crate::error::RuntimeError;
 use crate::lease::LeaseKeeper;
-use crate::claim_backoff::ClaimBackoff;
 use crate::maintenance::{self, Schedule};
 use crate::registry::Tools;
 use crate::running::{Running, RunningHandler, StopReason};
@@ -84,7 +84,9 @@ impl Executor {
                         backoff.lock().unwrap_or_else(|p| p.into_inner()).succeeded();
                         return Ok(());
                     }
-                    Err(e) => backoff.lock().unwrap_or_else(|p| p.into_inner()).failed(&e, interval).saturating_sub(interval),
+                    Err(e) => {
+                        backoff.lock().unwrap_or_else(|p| p.into_inner()).failed(&e, interval).saturating_sub(interval)
+                    }
                 };
                 tokio::select! {
                     _ = stop.cancelled() => {}
@@ -214,11 +216,8 @@ impl Executor {
     async fn settle(&self, record: &TaskRecord, handler: &RunningHandler, outcome: Result<Value, ToolFailure>) {
         let id = &record.id;
         let now = self.clock.now();
-        let own = Guard {
-            lease_owner: Some(handler.holder.clone()),
-            attempt: Some(record.attempt),
-            ..Guard::id(id.clone())
-        };
+        let own =
+            Guard { lease_owner: Some(handler.holder.clone()), attempt: Some(record.attempt), ..Guard::id(id.clone()) };
         let cancel = || {
             GuardedUpdate::change(
                 Guard { cancel_requested: Some(true), ..own.clone() },
@@ -262,8 +261,12 @@ impl Executor {
         };
         match cas::apply_one(self.store.as_ref(), update).await {
             Ok(UpdateOutcome::Applied(_)) => {}
-            Ok(_) => tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)"),
-            Err(e) => tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide"),
+            Ok(_) => {
+                tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)")
+            }
+            Err(e) => {
+                tracing::warn!(task = %id, error = %e, "cannot write the attempt's outcome; the lease will lapse and triage will decide")
+            }
         }
     }
 
@@ -272,11 +275,8 @@ impl Executor {
     /// unleased cancel-requested task would never be claimed again).
     pub(crate) async fn release_at_shutdown(&self, id: &TaskId, handler: &RunningHandler) {
         let now = self.clock.now();
-        let own = Guard {
-            lease_owner: Some(handler.holder.clone()),
-            attempt: Some(handler.attempt),
-            ..Guard::id(id.clone())
-        };
+        let own =
+            Guard { lease_owner: Some(handler.holder.clone()), attempt: Some(handler.attempt), ..Guard::id(id.clone()) };
         let release = GuardedUpdate::change(
             Guard { cancel_requested: Some(false), ..own.clone() },
             transitions::released_at_shutdown(now, handler.attempt, handler.max_attempts),

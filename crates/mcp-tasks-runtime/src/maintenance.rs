@@ -147,7 +147,8 @@ mod tests {
             let open = open.clone();
             Gate::when(move || open.load(Ordering::SeqCst))
         };
-        let schedule = Schedule { trigger: Some(trigger.clone()), gate, eager: true, ..Schedule::every(Duration::from_secs(3600)) };
+        let schedule =
+            Schedule { trigger: Some(trigger.clone()), gate, eager: true, ..Schedule::every(Duration::from_secs(3600)) };
         let handle = spawn_pass("test", schedule, stop.clone(), counting(&runs));
         // The eager pass and a pulled one meet a closed gate.
         trigger.notify_one();

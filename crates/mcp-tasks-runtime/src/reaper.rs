@@ -116,7 +116,10 @@ impl Reaper {
                 .into_iter()
                 .filter_map(|record| {
                     let action = reaper::decide(sweep, &record, &ctx)?;
-                    let guard = Guard { last_seen_at_or_before: ctx.orphan_cutoff().filter(|_| sweep == Sweep::Orphans), ..Guard::read(&record) };
+                    let guard = Guard {
+                        last_seen_at_or_before: ctx.orphan_cutoff().filter(|_| sweep == Sweep::Orphans),
+                        ..Guard::read(&record)
+                    };
                     let update = GuardedUpdate { guard, update: transitions::reaper_update(action, now, retention) };
                     Some((record, update))
                 })

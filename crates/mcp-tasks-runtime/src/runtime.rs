@@ -114,7 +114,8 @@ impl Runtime {
         );
         let stop = inner.background.stop_token();
         inner.background.keep(inner.leader.spawn(stop.clone()));
-        let events = StoreEvents { store: inner.store.clone(), running: inner.running.clone(), wakeups: inner.wakeups.clone() };
+        let events =
+            StoreEvents { store: inner.store.clone(), running: inner.running.clone(), wakeups: inner.wakeups.clone() };
         if let Some(handle) = events.spawn(stop.clone()) {
             inner.background.keep(handle);
         }
@@ -136,8 +137,7 @@ impl Runtime {
         inner.executor.wait_for_claims().await;
         // A handler waiting for input would not finish within any grace:
         // hand it back at once (attempt unspent; the next start asks again).
-        let (waiting, executing): (Vec<_>, Vec<_>) =
-            inner.running.snapshot().into_iter().partition(|(_, h)| h.is_waiting());
+        let (waiting, executing): (Vec<_>, Vec<_>) = inner.running.snapshot().into_iter().partition(|(_, h)| h.is_waiting());
         for (_, handler) in &waiting {
             handler.stop(StopReason::Shutdown);
         }
@@ -157,7 +157,10 @@ impl Runtime {
         let finished = tokio::time::timeout(grace, inner.running.wait_empty()).await.is_ok();
         let left = inner.running.snapshot();
         if finished {
-            tracing::info!(waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), "shutdown: every handler has returned");
+            tracing::info!(
+                waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                "shutdown: every handler has returned"
+            );
         } else {
             tracing::info!(
                 left = left.len(),

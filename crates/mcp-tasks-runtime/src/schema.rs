@@ -86,7 +86,10 @@ mod tests {
         assert!(schema.violations(&json!({"filename": "x", "a/b": "y", "seconds": 2})).is_empty());
         let found = schema.violations(&json!({"seconds": "abc"}));
         let pointers: Vec<&str> = found.iter().map(|v| v.pointer.as_str()).collect();
-        assert!(pointers.contains(&"/seconds") && pointers.contains(&"/filename") && pointers.contains(&"/a~1b"), "{found:?}");
+        assert!(
+            pointers.contains(&"/seconds") && pointers.contains(&"/filename") && pointers.contains(&"/a~1b"),
+            "{found:?}"
+        );
         let seconds = found.iter().find(|v| v.pointer == "/seconds").unwrap();
         assert!(seconds.expected.contains("number"), "{seconds}");
         assert_eq!(schema.violations(&json!([])).first().map(|v| v.pointer.as_str()), Some(""));

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use mcp_tasks_core::reaper::ReaperAction;
 use mcp_tasks_core::{
-    Classifier, Failure, FailureClass, RandomSource, RetentionPolicy, RetryDecision, RetryPolicy, TaskError,
-    TaskRecord, TaskStatus, Timestamp, TriageDecision,
+    Classifier, Failure, FailureClass, RandomSource, RetentionPolicy, RetryDecision, RetryPolicy, TaskError, TaskRecord,
+    TaskStatus, Timestamp, TriageDecision,
 };
 use mcp_tasks_store::{Change, NewDeadLetter, Update};
 use serde_json::{Value, json};
@@ -148,10 +148,7 @@ pub(crate) fn settle(
     let retry = RetryPolicy { max_attempts: max, ..retry.clone() };
     match retry.decide(class, attempt, rng) {
         RetryDecision::Retry { next_attempt, delay } => {
-            let message = format!(
-                "retrying after transient error (attempt {next_attempt} of {max}): {}",
-                failure.message
-            );
+            let message = format!("retrying after transient error (attempt {next_attempt} of {max}): {}", failure.message);
             (Settlement::Retry { attempt: next_attempt, delay }, requeued(now, now.plus(delay), next_attempt, message))
         }
         RetryDecision::GiveUp { class } => {
@@ -201,9 +198,7 @@ pub(crate) fn triage_change(
 ) -> Change {
     match decision {
         TriageDecision::Cancel => cancelled(now, retention, CANCELLED_BY_CLIENT),
-        TriageDecision::FailTimeout(error) | TriageDecision::FailNotRerunnable(error) => {
-            failed(now, retention, error, None)
-        }
+        TriageDecision::FailTimeout(error) | TriageDecision::FailNotRerunnable(error) => failed(now, retention, error, None),
         TriageDecision::Poison(error) => {
             let letter = NewDeadLetter {
                 reason: format!(
@@ -232,10 +227,7 @@ pub(crate) fn triage_change(
             now,
             now,
             next_attempt,
-            format!(
-                "resumed after its executor stopped (attempt {next_attempt} of {})",
-                record.max_attempts
-            ),
+            format!("resumed after its executor stopped (attempt {next_attempt} of {})", record.max_attempts),
         ),
     }
 }

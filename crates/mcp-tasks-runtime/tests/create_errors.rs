@@ -9,11 +9,8 @@ use support::*;
 #[tokio::test]
 async fn unknown_tool_names_it_and_lists_the_known_ones() {
     let clock = clock();
-    let rt = builder(memory(), &clock)
-        .tool(returning("beta", json!({})))
-        .tool(returning("alpha", json!({})))
-        .build()
-        .unwrap();
+    let rt =
+        builder(memory(), &clock).tool(returning("beta", json!({}))).tool(returning("alpha", json!({}))).build().unwrap();
     let e = rt.create_task(CreateTask::new("gamma", json!({}))).await.unwrap_err();
     assert_eq!(e, RuntimeError::UnknownTool { tool: "gamma".into(), known: vec!["alpha".into(), "beta".into()] });
     assert!(e.to_string().contains("\"gamma\"") && e.to_string().contains("alpha, beta"), "{e}");
@@ -39,11 +36,7 @@ async fn an_invalid_policy_or_duplicate_tool_is_refused_at_build() {
     policy.retry.max_attempts = 0;
     let e = builder(memory(), &clock).policy(policy).build().unwrap_err();
     assert!(matches!(&e, RuntimeError::InvalidPolicy(m) if m.contains("max_attempts")), "{e}");
-    let e = builder(memory(), &clock)
-        .tool(returning("t", json!({})))
-        .tool(returning("t", json!({})))
-        .build()
-        .unwrap_err();
+    let e = builder(memory(), &clock).tool(returning("t", json!({}))).tool(returning("t", json!({}))).build().unwrap_err();
     assert_eq!(e, RuntimeError::DuplicateTool("t".into()));
     let e = builder(memory(), &clock).concurrency(0).build().unwrap_err();
     assert!(e.to_string().contains("concurrency"));

@@ -13,7 +13,8 @@ async fn a_task_completes_with_its_result() {
     let clock = clock();
     let mut spec = ToolSpec::new("echo", "echoes");
     spec.expected_duration = Some(Duration::from_secs(60));
-    let tool = FnTool::with_spec(spec, |ctx| async move { Ok(json!({"echo": ctx.arguments()["x"], "attempt": ctx.attempt()})) });
+    let tool =
+        FnTool::with_spec(spec, |ctx| async move { Ok(json!({"echo": ctx.arguments()["x"], "attempt": ctx.attempt()})) });
     let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
 
     let view = rt.create_task(CreateTask::new("echo", json!({"x": 42}))).await.unwrap();

@@ -48,9 +48,7 @@ async fn input_round_trip() {
     rt.answer_input(&id, None, BTreeMap::from([("other".to_owned(), json!(1))])).await.unwrap();
     assert_eq!(rt.get_task(&id, None).await.unwrap().record.input_responses.len(), 0);
 
-    rt.answer_input(&id, None, BTreeMap::from([("confirm".to_owned(), json!({"action": "accept"}))]))
-        .await
-        .unwrap();
+    rt.answer_input(&id, None, BTreeMap::from([("confirm".to_owned(), json!({"action": "accept"}))])).await.unwrap();
     idle(&rt).await;
     let r = rt.get_task(&id, None).await.unwrap().record;
     assert_eq!(r.status, TaskStatus::Completed);

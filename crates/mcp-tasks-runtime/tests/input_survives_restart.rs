@@ -14,7 +14,9 @@ use tokio::sync::mpsc;
 /// Asks for the user's name; returns the answers.
 async fn ask_name(ctx: &TaskContext) -> Result<BTreeMap<String, serde_json::Value>, ToolFailure> {
     let request = json!({"method": "elicitation/create", "params": {"message": "Your name?"}});
-    ctx.request_input(BTreeMap::from([("name".to_owned(), request)])).await.map_err(|e| ToolFailure::permanent(e.to_string()))
+    ctx.request_input(BTreeMap::from([("name".to_owned(), request)]))
+        .await
+        .map_err(|e| ToolFailure::permanent(e.to_string()))
 }
 
 #[tokio::test]
@@ -42,7 +44,14 @@ async fn answers_survive_a_restart() {
     eventually("the request is stored", || async { status(&first, &id).await == TaskStatus::InputRequired }).await;
     let shown = first.get_task(&id, None).await.unwrap().record;
     assert_eq!(shown.pending_input().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["name"]);
-    first.answer_input(&id, None, BTreeMap::from([("name".to_owned(), json!({"action": "accept", "content": {"name": "Ada"}}))])).await.unwrap();
+    first
+        .answer_input(
+            &id,
+            None,
+            BTreeMap::from([("name".to_owned(), json!({"action": "accept", "content": {"name": "Ada"}}))]),
+        )
+        .await
+        .unwrap();
     let answers = tokio::time::timeout(Duration::from_secs(10), got.recv()).await.unwrap().unwrap();
     assert_eq!(answers["name"]["content"]["name"], "Ada");
     assert_eq!(status(&first, &id).await, TaskStatus::Working, "answered: working again");

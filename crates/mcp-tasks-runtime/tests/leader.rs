@@ -6,8 +6,8 @@
 
 use crate::support;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_tasks_core::{ManualClock, TaskStatus};

@@ -57,7 +57,12 @@ async fn an_old_attempt_returning_late_does_not_hide_the_new_one() {
     let clock = clock();
     let store = memory();
     let (g, mut gate) = gate();
-    let a = builder(store.clone(), &clock).concurrency(4).single_node(false).tool(held("t", &g, json!({"by": "a"}))).build().unwrap();
+    let a = builder(store.clone(), &clock)
+        .concurrency(4)
+        .single_node(false)
+        .tool(held("t", &g, json!({"by": "a"})))
+        .build()
+        .unwrap();
     let b = builder(store.clone(), &clock).single_node(false).tool(returning("t", json!({}))).build().unwrap();
     let id = claim_and_hold(&a, &mut gate, "t").await;
     clock.advance(Duration::from_secs(30));
@@ -68,7 +73,11 @@ async fn an_old_attempt_returning_late_does_not_hide_the_new_one() {
     gate.open(1); // attempt 1's handler returns
     eventually("attempt 1's driver ends", || async { a.running() == 1 }).await;
     let r = stored(&store, &id).await;
-    assert_eq!((r.attempt, r.lease.is_some(), r.status), (2, true, TaskStatus::Working), "attempt 1's late result changes nothing");
+    assert_eq!(
+        (r.attempt, r.lease.is_some(), r.status),
+        (2, true, TaskStatus::Working),
+        "attempt 1's late result changes nothing"
+    );
     a.shutdown(Duration::from_millis(10)).await;
     let r = stored(&store, &id).await;
     assert_eq!((r.attempt, r.lease), (2, None), "shutdown hands attempt 2's lease back, attempt unspent");

@@ -37,7 +37,10 @@ async fn renewal_extends_the_lease_and_carries_a_remote_cancel() {
     let clock = clock();
     let store = memory();
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
-    let worker = short_lease(&store, &clock).tool(stops_when_cancelled(seen_tx, Err(ToolFailure::permanent("stopped")))).build().unwrap();
+    let worker = short_lease(&store, &clock)
+        .tool(stops_when_cancelled(seen_tx, Err(ToolFailure::permanent("stopped"))))
+        .build()
+        .unwrap();
     let front = short_lease(&store, &clock).build().unwrap(); // another instance
     let id = create(&worker, "t").await;
     worker.run_due_once().await.unwrap();
@@ -64,7 +67,8 @@ async fn a_lost_renewal_stops_the_handler() {
     let clock = clock();
     let store = memory();
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
-    let worker = short_lease(&store, &clock).tool(stops_when_cancelled(seen_tx, Ok(json!({"by": "worker"})))).build().unwrap();
+    let worker =
+        short_lease(&store, &clock).tool(stops_when_cancelled(seen_tx, Ok(json!({"by": "worker"})))).build().unwrap();
     let other = short_lease(&store, &clock).tool(returning("t", json!({"by": "other"}))).build().unwrap();
     let id = create(&worker, "t").await;
     worker.run_due_once().await.unwrap();

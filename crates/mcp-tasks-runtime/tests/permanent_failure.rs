@@ -35,7 +35,11 @@ async fn a_tool_that_knows_its_failure_is_permanent_overrides_markers() {
 #[tokio::test]
 async fn a_protocol_error_is_written_verbatim() {
     let clock = clock();
-    let error = mcp_tasks_core::TaskError { code: -32602, message: "bad input".into(), data: Some(serde_json::json!({"field": "x"})) };
+    let error = mcp_tasks_core::TaskError {
+        code: -32602,
+        message: "bad input".into(),
+        data: Some(serde_json::json!({"field": "x"})),
+    };
     let expected = error.clone();
     let tool = FnTool::new("proto", move |_ctx| {
         let error = error.clone();

@@ -50,7 +50,8 @@ async fn poison_is_failed_dead_lettered_and_requeued_with_a_fresh_budget() {
     assert_eq!(run_settled(&rt).await, 1, "the requeued task runs");
     assert_eq!(rt.get_task(&fresh.id, None).await.unwrap().record.attempt, 2, "fresh budget: retried again");
 
-    let purged = rt.dead_letters().purge(PurgeQuery { task_ids: Some(vec![id.clone()]), ..Default::default() }).await.unwrap();
+    let purged =
+        rt.dead_letters().purge(PurgeQuery { task_ids: Some(vec![id.clone()]), ..Default::default() }).await.unwrap();
     assert_eq!(purged, 1);
     assert!(rt.dead_letters().show(&id).await.is_err());
 }

@@ -21,7 +21,10 @@ async fn shutdown_releases_stubborn_handlers_without_spending_an_attempt() {
     let r = stored(first.store(), &id).await;
     assert_eq!((r.status, r.attempt, r.lease.clone(), r.run_at), (TaskStatus::Working, 1, None, Some(clock.now())));
     assert!(r.status_message.unwrap().contains("shutdown"));
-    assert_eq!(first.create_task(mcp_tasks_runtime::CreateTask::new("t", json!({}))).await.unwrap_err(), RuntimeError::ShuttingDown);
+    assert_eq!(
+        first.create_task(mcp_tasks_runtime::CreateTask::new("t", json!({}))).await.unwrap_err(),
+        RuntimeError::ShuttingDown
+    );
     assert_eq!(first.run_due_once().await.unwrap(), 0, "no claims after shutdown");
 
     let second = builder(sqlite(&path), &clock)

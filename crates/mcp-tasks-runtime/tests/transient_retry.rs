@@ -13,7 +13,11 @@ use support::*;
 async fn transient_failure_is_retried_then_completes() {
     let clock = clock();
     let tool = FnTool::new("flaky", |ctx| async move {
-        if ctx.attempt() == 1 { Err(ToolFailure::new("upstream timeout after 30s")) } else { Ok(json!({"attempt": ctx.attempt()})) }
+        if ctx.attempt() == 1 {
+            Err(ToolFailure::new("upstream timeout after 30s"))
+        } else {
+            Ok(json!({"attempt": ctx.attempt()}))
+        }
     });
     let rt = builder(memory(), &clock).tool(tool.clone()).build().unwrap();
     let id = create(&rt, "flaky").await;

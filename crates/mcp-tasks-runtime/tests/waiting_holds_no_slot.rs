@@ -81,12 +81,8 @@ async fn an_answered_handler_takes_a_slot_again_before_it_goes_on() {
     let clock = clock();
     let (went_on_tx, mut went_on) = mpsc::unbounded_channel();
     let (g, mut gate) = gate();
-    let rt = builder(memory(), &clock)
-        .concurrency(1)
-        .tool(asking(went_on_tx))
-        .tool(held("busy", &g, json!({})))
-        .build()
-        .unwrap();
+    let rt =
+        builder(memory(), &clock).concurrency(1).tool(asking(went_on_tx)).tool(held("busy", &g, json!({}))).build().unwrap();
     let asker = create(&rt, "ask").await;
     assert_eq!(rt.run_due_once().await.unwrap(), 1);
     eventually("the task waits for input", || async { status(&rt, &asker).await == TaskStatus::InputRequired }).await;

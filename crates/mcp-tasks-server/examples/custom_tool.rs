@@ -51,7 +51,8 @@ struct ShoutArgs {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listen = std::env::args().skip_while(|a| a != "--listen").nth(1).unwrap_or_else(|| "127.0.0.1:8080".to_owned());
-    let store = Arc::new(mcp_tasks_sqlite::SqliteStore::open_with("custom-tool.db", mcp_tasks_sqlite::SqliteOptions::serving())?);
+    let store =
+        Arc::new(mcp_tasks_sqlite::SqliteStore::open_with("custom-tool.db", mcp_tasks_sqlite::SqliteOptions::serving())?);
     let server = TaskServer::builder(store)
         .tool(WordCount)
         .task("shout", "Upper-cases a text (as a durable task)", |args: ShoutArgs, _ctx: TaskContext| async move {
@@ -61,6 +62,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     println!("listening on http://{}/mcp (Ctrl-C stops)", listener.local_addr()?);
-    server.serve(listener, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+    server
+        .serve(listener, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
     Ok(())
 }

@@ -60,8 +60,7 @@ async fn slow_sum(SumArgs { a, b }: SumArgs, ctx: TaskContext) -> Result<CallToo
 impl ServerHandler for TaskDemo {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "Task demo server. `slow_sum` runs as a durable task for clients that declare the tasks extension."
-                .to_owned(),
+            "Task demo server. `slow_sum` runs as a durable task for clients that declare the tasks extension.".to_owned(),
         )
     }
 }

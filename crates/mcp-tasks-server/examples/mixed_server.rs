@@ -25,14 +25,16 @@ use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    ListResourcesResult, PaginatedRequestParams, PromptMessage, Resource, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig, Implementation,
+    Implementation, ListResourcesResult, PaginatedRequestParams, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData as McpError, Json, ServerHandler, prompt, prompt_handler, prompt_router, tool, tool_handler, tool_router};
+use rmcp::{
+    ErrorData as McpError, Json, ServerHandler, prompt, prompt_handler, prompt_router, tool, tool_handler, tool_router,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -174,7 +176,8 @@ async fn approve_deploy(args: DeployArgs, ctx: TaskContext) -> Result<String, To
         }
     });
     let answers = ctx.request_input([("approval".to_owned(), question)].into()).await?;
-    let approved = answers["approval"]["action"] == "accept" && answers["approval"]["content"]["approve"] == Value::Bool(true);
+    let approved =
+        answers["approval"]["action"] == "accept" && answers["approval"]["content"]["approve"] == Value::Bool(true);
     Ok(if approved { format!("{} deployed", args.service) } else { format!("{} not deployed", args.service) })
 }
 

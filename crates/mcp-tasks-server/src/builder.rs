@@ -12,9 +12,9 @@ use mcp_tasks_runtime::{CompiledSchema, Runtime, RuntimeBuilder, RuntimeError, T
 use mcp_tasks_store::TaskStore;
 use rmcp::model::{Implementation, Tool};
 use rmcp::schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::TokenMap;
@@ -270,13 +270,8 @@ impl TaskServerBuilder {
             }
         }
         let stop = tasks.stop_token().clone();
-        let shared = Arc::new(Shared {
-            tasks,
-            routes,
-            listing,
-            server_info: self.server_info,
-            instructions: self.instructions,
-        });
+        let shared =
+            Arc::new(Shared { tasks, routes, listing, server_info: self.server_info, instructions: self.instructions });
         Ok(TaskServer {
             shared,
             guard: Arc::new(GuardConfig {

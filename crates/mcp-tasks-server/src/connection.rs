@@ -180,7 +180,12 @@ impl Watch {
         Watch {
             limits,
             // A fresh connection is expected to send a request: the header timeout runs from accept.
-            state: Mutex::new(WatchState { in_flight: 0, idle_since: now, head_started: Some(now), write_blocked_since: None }),
+            state: Mutex::new(WatchState {
+                in_flight: 0,
+                idle_since: now,
+                head_started: Some(now),
+                write_blocked_since: None,
+            }),
             changed: Notify::new(),
         }
     }

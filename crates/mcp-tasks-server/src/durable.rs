@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_tasks_core::{Clock, Policy, TaskId};
-use mcp_tasks_runtime::{CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec};
+use mcp_tasks_runtime::{
+    CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
+};
 use mcp_tasks_store::TaskStore;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
@@ -26,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::request_principal;
 use crate::builder::ServerError;
-use crate::errors::{tasks_required, to_mcp};
 use crate::durable_handler::Durable;
+use crate::errors::{tasks_required, to_mcp};
 use crate::inline::InlineCall;
 use crate::typed::{DecodeCheck, IntoTaskResult, TypedTool};
 use crate::wire;
@@ -232,12 +234,7 @@ impl DurableTasks {
     /// # Ok::<_, mcp_tasks_server::ServerError>(())
     /// ```
     pub fn builder(store: Arc<dyn TaskStore>) -> DurableTasksBuilder {
-        DurableTasksBuilder {
-            runtime: Runtime::builder(store),
-            order: Vec::new(),
-            fronted: HashSet::new(),
-            invalid: None,
-        }
+        DurableTasksBuilder { runtime: Runtime::builder(store), order: Vec::new(), fronted: HashSet::new(), invalid: None }
     }
 
     /// `handler` with these durable tools added: see [`Durable`].
@@ -346,7 +343,11 @@ impl DurableTasks {
 
     /// `tasks/get`: the task with its status's payload and the orphan window
     /// in `_meta`; `-32602` for an unknown, expired or another caller's task.
-    pub async fn get_task(&self, request: GetTaskParams, cx: &RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+    pub async fn get_task(
+        &self,
+        request: GetTaskParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
         let id = TaskId(request.task_id);
         let view = self.0.runtime.get_task(&id, request_principal(cx).as_deref()).await.map_err(to_mcp)?;
         wire::get_result(&view)
@@ -357,11 +358,7 @@ impl DurableTasks {
     pub async fn update_task(&self, request: UpdateTaskParams, cx: &RequestContext<RoleServer>) -> Result<(), McpError> {
         let id = TaskId(request.task_id);
         // Answers to a task that has ended are ignored (Ok), like unknown keys.
-        self.0
-            .runtime
-            .answer_input(&id, request_principal(cx).as_deref(), request.input_responses)
-            .await
-            .map_err(to_mcp)
+        self.0.runtime.answer_input(&id, request_principal(cx).as_deref(), request.input_responses).await.map_err(to_mcp)
     }
 
     /// `tasks/cancel`: records the cancel durably and stops a local handler.

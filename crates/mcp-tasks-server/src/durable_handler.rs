@@ -134,7 +134,11 @@ impl<H: ServerHandler> ServerHandler for Durable<H> {
         self.tasks.tool(name).or_else(|| self.handler.get_tool(name))
     }
 
-    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, McpError> {
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
         self.tasks.get_task(request, &context).await
     }
 
@@ -148,7 +152,10 @@ impl<H: ServerHandler> ServerHandler for Durable<H> {
 
     // ---- forwarded untouched ----
 
-    fn ping(&self, context: RequestContext<RoleServer>) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
+    fn ping(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
         self.handler.ping(context)
     }
 

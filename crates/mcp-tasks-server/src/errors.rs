@@ -3,8 +3,8 @@
 use mcp_tasks_runtime::{RuntimeError, SchemaViolation};
 use mcp_tasks_store::StoreError;
 use rmcp::ErrorData as McpError;
-use rmcp::model::ErrorCode;
 use rmcp::model::ClientCapabilities;
+use rmcp::model::ErrorCode;
 use serde_json::json;
 
 /// `-32050`: the caller's principal has reached its quota of stored tasks

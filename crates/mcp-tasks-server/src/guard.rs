@@ -79,11 +79,8 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         // rmcp answers other methods (405) and content types (415) correctly.
         return next.run(request).await;
     }
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
+    let declared =
+        request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|bytes| bytes > config.max_body_bytes) {
         let mut response = too_large(config.max_body_bytes);
         // The body was not read: the connection cannot carry another request.
@@ -117,12 +114,17 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         }
     };
     let (mut parts, body) = request.into_parts();
-    let bytes = match tokio::time::timeout(config.body_timeout, axum::body::to_bytes(body, config.max_body_bytes)).await
-    {
+    let bytes = match tokio::time::timeout(config.body_timeout, axum::body::to_bytes(body, config.max_body_bytes)).await {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(e)) if is_length_limit(&e) => return too_large(config.max_body_bytes),
         Ok(Err(e)) => {
-            return rpc_error(StatusCode::BAD_REQUEST, Value::Null, INVALID_REQUEST, format!("cannot read request body: {e}"), None);
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                INVALID_REQUEST,
+                format!("cannot read request body: {e}"),
+                None,
+            );
         }
         Err(_) => {
             let mut response = rpc_error(
@@ -209,9 +211,8 @@ pub fn tolerate_missing_task_name(headers: &mut axum::http::HeaderMap, task_id: 
         return;
     }
     // Header values carry visible ASCII; anything else travels Base64-wrapped (SEP-2243).
-    let plain = task_id.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && task_id.trim() == task_id
-        && !task_id.starts_with("=?base64?");
+    let plain =
+        task_id.bytes().all(|b| (0x20..0x7f).contains(&b)) && task_id.trim() == task_id && !task_id.starts_with("=?base64?");
     let value = HeaderValue::from_str(task_id).ok().filter(|_| plain).or_else(|| {
         let encoded = base64::engine::general_purpose::STANDARD.encode(task_id);
         HeaderValue::from_str(&format!("=?base64?{encoded}?=")).ok()

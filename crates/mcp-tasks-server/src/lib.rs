@@ -87,11 +87,11 @@ pub use auth::{Principal, TokenMap};
 pub use builder::{ServerError, TaskServer, TaskServerBuilder};
 pub use durable::{DurableTasks, DurableTasksBuilder};
 pub use durable_handler::Durable;
-pub use typed::{IntoTaskResult, TypedTool};
 pub use errors::QUOTA_EXCEEDED;
-pub use limits::ConnectionLimits;
-pub use inline::{InlineCall, InlineTool};
 pub use handler::IDEMPOTENCY_KEY_META_KEY;
+pub use inline::{InlineCall, InlineTool};
+pub use limits::ConnectionLimits;
+pub use typed::{IntoTaskResult, TypedTool};
 pub use wire::ORPHAN_WINDOW_META_KEY;
 
 /// Re-exported so a tool author needs only this crate and the runtime's tool seam.

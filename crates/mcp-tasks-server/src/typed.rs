@@ -169,7 +169,8 @@ where
         if let Err(reason) = &self.schema {
             return Err(reason.clone());
         }
-        let decode: DecodeCheck = Arc::new(|arguments: &Value| A::deserialize(arguments).map(drop).map_err(|e| e.to_string()));
+        let decode: DecodeCheck =
+            Arc::new(|arguments: &Value| A::deserialize(arguments).map(drop).map_err(|e| e.to_string()));
         let output_schema = self.output_schema.clone();
         Ok(TypedParts { tool: Arc::new(self), decode, output_schema })
     }

@@ -7,8 +7,8 @@ use mcp_tasks_core::TaskStatus as CoreStatus;
 use mcp_tasks_runtime::TaskView;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputRequests, JsonObject,
-    MetaObject, Task, TaskPayload, TaskStatus,
+    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputRequests, JsonObject, MetaObject,
+    Task, TaskPayload, TaskStatus,
 };
 use serde_json::Value;
 

@@ -79,8 +79,7 @@ async fn the_refusal_carries_retry_after() {
     let deadline = tokio::time::Instant::now() + BOUND;
     loop {
         let mut second = connect(&h.url).await;
-        send(&mut second, &post_request(&h.url, &large_call(2), &[("Connection", "close"), headers[0], headers[1]]))
-            .await;
+        send(&mut second, &post_request(&h.url, &large_call(2), &[("Connection", "close"), headers[0], headers[1]])).await;
         let mut reply = String::new();
         let _ = tokio::time::timeout(BOUND, second.read_to_string(&mut reply)).await;
         if reply.starts_with("HTTP/1.1 503") {

@@ -84,8 +84,7 @@ async fn the_connection_beyond_the_limit_waits_and_is_served_once_idle_ones_clos
         silent.push(connect(&h.url).await);
     }
     let mut next = connect(&h.url).await;
-    send(&mut next, &post_request(&h.url, &tools_list(), &[("Mcp-Method", "tools/list"), ("Connection", "close")]))
-        .await;
+    send(&mut next, &post_request(&h.url, &tools_list(), &[("Mcp-Method", "tools/list"), ("Connection", "close")])).await;
     let (received, answered) = read_until_closed(&mut next).await;
     assert!(received.starts_with("HTTP/1.1 200"), "{received}");
     // It could only be served once a silent socket's header timeout freed a slot.

@@ -53,10 +53,7 @@ async fn plain_tools_prompts_and_resources_answer_exactly_as_without_mcp_tasks()
         let with = call(&durable, tool, args.clone()).await.map(|r| response_wire(&r)).map_err(|e| wire(&e));
         assert_eq!(with, without, "{tool} {args}");
     }
-    assert_eq!(
-        response_wire(&call(&durable, "add", json!({"a": 2, "b": 3})).await.unwrap())["content"][0]["text"],
-        "5"
-    );
+    assert_eq!(response_wire(&call(&durable, "add", json!({"a": 2, "b": 3})).await.unwrap())["content"][0]["text"], "5");
 
     // Prompts.
     let mut args = serde_json::Map::new();
@@ -136,13 +133,11 @@ async fn a_durable_task_survives_sigkill_of_the_server_process_and_completes_aft
     let c = client(&server.url, true).await;
     // Plain tools keep working in the wrapped server.
     assert_eq!(response_wire(&call(&c, "add", json!({"a": 40, "b": 2})).await.unwrap())["content"][0]["text"], "42");
-    let created = match call(&c, "build_report", json!({"topic": "crash", "sections": 3, "ms_per_section": 500}))
-        .await
-        .unwrap()
-    {
-        CallToolResponse::Task(task) => task,
-        other => panic!("expected a task, got {other:?}"),
-    };
+    let created =
+        match call(&c, "build_report", json!({"topic": "crash", "sections": 3, "ms_per_section": 500})).await.unwrap() {
+            CallToolResponse::Task(task) => task,
+            other => panic!("expected a task, got {other:?}"),
+        };
     let id = created.task.task_id.clone();
     // Wait until its handler runs (it has written a status message), then SIGKILL.
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -15,8 +15,7 @@ async fn headers_that_disagree_with_the_body_are_rejected() {
 
     let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
                       "params": {"taskId": "abc", "_meta": request_meta(true)}});
-    let (status, reply) =
-        post_raw(&h.url, body.to_string(), &[("Mcp-Method", "tasks/get"), ("Mcp-Name", "xyz")]).await;
+    let (status, reply) = post_raw(&h.url, body.to_string(), &[("Mcp-Method", "tasks/get"), ("Mcp-Name", "xyz")]).await;
     assert_eq!((status, reply["error"]["code"].as_i64()), (400, Some(-32020)), "{reply}");
     still_serves(&h.url).await;
     h.stop().await;

@@ -26,7 +26,10 @@ async fn a_bad_answer_is_refused_and_the_question_stays_open() {
     assert!(e.message.contains("\"confirm\"") && e.message.contains("/content/confirm"), "{}", e.message);
     assert!(e.message.contains("boolean"), "{}", e.message);
     let data = e.data.unwrap();
-    assert_eq!((data["inputKey"].as_str(), data["errors"][0]["pointer"].as_str()), (Some("confirm"), Some("/content/confirm")));
+    assert_eq!(
+        (data["inputKey"].as_str(), data["errors"][0]["pointer"].as_str()),
+        (Some("confirm"), Some("/content/confirm"))
+    );
 
     let unknown_action = BTreeMap::from([("confirm".to_owned(), json!({"action": "maybe"}))]);
     let e = mcp_error(c.peer().update_task(UpdateTaskParams::new(id.clone(), unknown_action)).await.unwrap_err());

@@ -11,8 +11,7 @@ async fn a_body_over_the_limit_is_refused() {
     let big = "x".repeat(10_000);
     let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                       "params": {"name": "greet", "arguments": {"name": big}, "_meta": request_meta(false)}});
-    let (status, reply) =
-        post_raw(&h.url, body.to_string(), &[("Mcp-Method", "tools/call"), ("Mcp-Name", "greet")]).await;
+    let (status, reply) = post_raw(&h.url, body.to_string(), &[("Mcp-Method", "tools/call"), ("Mcp-Name", "greet")]).await;
     assert_eq!(status, 413, "{reply}");
     assert!(reply["error"]["message"].as_str().unwrap().contains("4096"), "{reply}");
     still_serves(&h.url).await;

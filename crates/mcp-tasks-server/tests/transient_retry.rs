@@ -14,8 +14,7 @@ async fn a_transient_failure_is_retried_and_visible_as_working() {
     let id = create(&c, "flaky_upstream", json!({"failures": 1, "ms": 300})).await.task.task_id;
 
     let retrying = poll_until(&c, &id, |g| {
-        g.task.status().is_terminal()
-            || g.task.task.status_message.as_deref().is_some_and(|m| m.contains("retry"))
+        g.task.status().is_terminal() || g.task.task.status_message.as_deref().is_some_and(|m| m.contains("retry"))
     })
     .await;
     assert_eq!(retrying.task.status(), TaskStatus::Working, "{retrying:?}");

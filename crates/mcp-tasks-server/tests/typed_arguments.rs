@@ -35,9 +35,7 @@ async fn each_kind_of_schema_violation_is_refused_with_32602_naming_the_field_an
     ];
     for client in [&with_tasks, &inline] {
         for (arguments, field, words) in &cases {
-            let e = call(client, "build_report", arguments.clone())
-                .await
-                .expect_err(&format!("{arguments} was accepted"));
+            let e = call(client, "build_report", arguments.clone()).await.expect_err(&format!("{arguments} was accepted"));
             assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{arguments}: {e:?}");
             assert!(e.message.contains("build_report") && e.message.contains(field), "{arguments}: {}", e.message);
             for word in *words {

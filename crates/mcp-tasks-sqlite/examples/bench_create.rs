@@ -70,31 +70,20 @@ async fn creations_per_sec(creators: usize, total: usize) -> (f64, f64) {
 fn single_commits_per_sec() -> f64 {
     let dir = tempfile::tempdir().expect("temp dir");
     let conn = rusqlite::Connection::open(dir.path().join("fsync.db")).expect("open");
-    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-        .expect("wal");
-    conn.pragma_update(None, "synchronous", "FULL")
-        .expect("synchronous");
-    conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
-        .expect("table");
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)).expect("wal");
+    conn.pragma_update(None, "synchronous", "FULL").expect("synchronous");
+    conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").expect("table");
     let body = "x".repeat(200);
     let start = Instant::now();
     for _ in 0..SINGLE_COMMITS {
-        conn.execute("INSERT INTO t (body) VALUES (?1)", [&body])
-            .expect("insert");
+        conn.execute("INSERT INTO t (body) VALUES (?1)", [&body]).expect("insert");
     }
     SINGLE_COMMITS as f64 / start.elapsed().as_secs_f64()
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let runs = std::env::var("BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(RUNS)
-        .max(1);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runs = std::env::var("BENCH_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(RUNS).max(1);
     let mut fsyncs = Vec::new();
     let mut serial = Vec::new();
     let mut concurrent = Vec::new();
@@ -115,25 +104,9 @@ fn main() {
     let (f, s, c) = (median(fsyncs), median(serial), median(concurrent));
     println!("median of {runs} runs, fresh file each, WAL + synchronous=FULL");
     println!("{:<44} {:>12} {:>10}", "measure", "per second", "ratio");
-    println!(
-        "{:<44} {:>12.0} {:>10}",
-        "one-row-per-commit (fsyncs/s on this disk)", f, "1.00x"
-    );
-    println!(
-        "{:<44} {:>12.0} {:>9.2}x",
-        "durable creates, 1 creator",
-        s,
-        s / f
-    );
-    println!(
-        "{:<44} {:>12.0} {:>9.2}x",
-        format!("durable creates, {CREATORS} concurrent creators"),
-        c,
-        c / f
-    );
+    println!("{:<44} {:>12.0} {:>10}", "one-row-per-commit (fsyncs/s on this disk)", f, "1.00x");
+    println!("{:<44} {:>12.0} {:>9.2}x", "durable creates, 1 creator", s, s / f);
+    println!("{:<44} {:>12.0} {:>9.2}x", format!("durable creates, {CREATORS} concurrent creators"), c, c / f);
     println!("{CREATORS} creators vs 1 creator: {:.1}x", c / s);
-    println!(
-        "{CREATORS} creators: {:.1} creations per commit (median)",
-        median(batch)
-    );
+    println!("{CREATORS} creators: {:.1} creations per commit (median)", median(batch));
 }

@@ -26,10 +26,7 @@ struct Identity {
 fn identity_of(path: &Path) -> std::io::Result<Option<Identity>> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path)?;
-    Ok(Some(Identity {
-        device: meta.dev(),
-        inode: meta.ino(),
-    }))
+    Ok(Some(Identity { device: meta.dev(), inode: meta.ino() }))
 }
 
 #[cfg(not(unix))]
@@ -53,11 +50,7 @@ impl FileWatch {
             path: path.display().to_string(),
             reason: format!("cannot stat the opened file: {e}"),
         })?;
-        Ok(FileWatch {
-            path: path.to_path_buf(),
-            opened,
-            lost: OnceLock::new(),
-        })
+        Ok(FileWatch { path: path.to_path_buf(), opened, lost: OnceLock::new() })
     }
 
     /// `Ok` while the path still names the open file; otherwise the

@@ -10,17 +10,11 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::schema::{APPLICATION_ID, MIGRATIONS, latest_version};
 
 fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
-    StoreError::Open {
-        path: path.display().to_string(),
-        reason: reason.into(),
-    }
+    StoreError::Open { path: path.display().to_string(), reason: reason.into() }
 }
 
 fn not_ours(path: &Path, reason: impl Into<String>) -> StoreError {
-    StoreError::NotOurs {
-        path: path.display().to_string(),
-        reason: reason.into(),
-    }
+    StoreError::NotOurs { path: path.display().to_string(), reason: reason.into() }
 }
 
 /// Maps an error met while first reading the file: SQLite says "not a
@@ -36,39 +30,24 @@ fn read_error(path: &Path, e: rusqlite::Error) -> StoreError {
 /// ours, sets WAL with full fsync, and migrates it.
 pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     if path.is_dir() {
-        return Err(open_error(
-            path,
-            "it is a directory; give the path of a database file",
-        ));
+        return Err(open_error(path, "it is a directory; give the path of a database file"));
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
         && !parent.is_dir()
     {
-        return Err(open_error(
-            path,
-            format!("{} is not an existing directory", parent.display()),
-        ));
+        return Err(open_error(path, format!("{} is not an existing directory", parent.display())));
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
-    conn.busy_timeout(busy_timeout)
-        .map_err(|e| open_error(path, e.to_string()))?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
+    conn.busy_timeout(busy_timeout).map_err(|e| open_error(path, e.to_string()))?;
     let version = check_ours(&conn, path)?;
-    let mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(|e| read_error(path, e))?;
+    let mode: String =
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)).map_err(|e| read_error(path, e))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(open_error(
-            path,
-            format!("cannot switch to WAL journaling (got {mode:?})"),
-        ));
+        return Err(open_error(path, format!("cannot switch to WAL journaling (got {mode:?})")));
     }
     for (pragma, value) in [("synchronous", "FULL"), ("foreign_keys", "ON")] {
-        conn.pragma_update(None, pragma, value)
-            .map_err(|e| open_error(path, format!("PRAGMA {pragma}: {e}")))?;
+        conn.pragma_update(None, pragma, value).map_err(|e| open_error(path, format!("PRAGMA {pragma}: {e}")))?;
     }
     migrate(&conn, path, version)?;
     Ok(conn)
@@ -77,22 +56,16 @@ pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connect
 /// Opens a read-only connection to a database [`open_writer`] prepared.
 pub(crate) fn open_reader(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
-    conn.busy_timeout(busy_timeout)
-        .map_err(|e| open_error(path, e.to_string()))?;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
+    conn.busy_timeout(busy_timeout).map_err(|e| open_error(path, e.to_string()))?;
     Ok(conn)
 }
 
 /// The schema version of an mcp-tasks file (0 for an empty file), or why
 /// the file is someone else's.
 fn check_ours(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
-    let app_id: i32 = conn
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .map_err(|e| read_error(path, e))?;
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|e| read_error(path, e))?;
+    let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| read_error(path, e))?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| read_error(path, e))?;
     if app_id == APPLICATION_ID {
         if version > latest_version() {
             return Err(not_ours(
@@ -106,34 +79,21 @@ fn check_ours(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
         return Ok(version);
     }
     if app_id != 0 {
-        return Err(not_ours(
-            path,
-            format!("its application_id is {app_id:#010x}, not mcp-tasks' {APPLICATION_ID:#010x}"),
-        ));
+        return Err(not_ours(path, format!("its application_id is {app_id:#010x}, not mcp-tasks' {APPLICATION_ID:#010x}")));
     }
     let mut stmt = conn
-        .prepare(
-            "SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 5",
-        )
+        .prepare("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 5")
         .map_err(|e| read_error(path, e))?;
-    let names: Vec<String> = stmt
-        .query_map([], |r| r.get(0))
-        .and_then(|rows| rows.collect())
-        .map_err(|e| read_error(path, e))?;
+    let names: Vec<String> =
+        stmt.query_map([], |r| r.get(0)).and_then(|rows| rows.collect()).map_err(|e| read_error(path, e))?;
     if !names.is_empty() {
         return Err(not_ours(
             path,
-            format!(
-                "it is an SQLite database of another application (it holds {})",
-                names.join(", ")
-            ),
+            format!("it is an SQLite database of another application (it holds {})", names.join(", ")),
         ));
     }
     if version != 0 {
-        return Err(not_ours(
-            path,
-            format!("it is an empty SQLite database with user_version {version}"),
-        ));
+        return Err(not_ours(path, format!("it is an empty SQLite database with user_version {version}")));
     }
     Ok(0)
 }
@@ -149,9 +109,7 @@ fn migrate(conn: &Connection, path: &Path, from: i64) -> Result<(), StoreError> 
             let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
             if current < to {
                 conn.execute_batch(sql)?;
-                conn.execute_batch(&format!(
-                    "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"
-                ))?;
+                conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"))?;
             }
             conn.execute_batch("COMMIT")
         };
@@ -160,10 +118,7 @@ fn migrate(conn: &Connection, path: &Path, from: i64) -> Result<(), StoreError> 
                 // Undo the half-done migration; the previous version stays intact.
                 let _ = conn.execute_batch("ROLLBACK");
             }
-            return Err(open_error(
-                path,
-                format!("migration to schema version {to} failed: {e}"),
-            ));
+            return Err(open_error(path, format!("migration to schema version {to} failed: {e}")));
         }
     }
     Ok(())

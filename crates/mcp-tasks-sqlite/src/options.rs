@@ -22,18 +22,12 @@ pub struct SqliteOptions {
 impl SqliteOptions {
     /// The options of a serving process: the defaults plus the serving lock.
     pub fn serving() -> Self {
-        SqliteOptions {
-            serve_lock: true,
-            ..SqliteOptions::default()
-        }
+        SqliteOptions { serve_lock: true, ..SqliteOptions::default() }
     }
 }
 
 impl Default for SqliteOptions {
     fn default() -> Self {
-        SqliteOptions {
-            busy_timeout: DEFAULT_BUSY_TIMEOUT,
-            serve_lock: false,
-        }
+        SqliteOptions { busy_timeout: DEFAULT_BUSY_TIMEOUT, serve_lock: false }
     }
 }

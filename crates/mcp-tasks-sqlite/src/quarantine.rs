@@ -36,18 +36,13 @@ pub(crate) struct Unreadable {
 }
 
 /// Decodes every row, setting aside those that do not decode.
-pub(crate) fn decode_rows(
-    rows: &mut Rows<'_>,
-) -> Result<(Vec<TaskRecord>, Vec<Unreadable>), StoreError> {
+pub(crate) fn decode_rows(rows: &mut Rows<'_>) -> Result<(Vec<TaskRecord>, Vec<Unreadable>), StoreError> {
     let mut good = Vec::new();
     let mut bad = Vec::new();
     while let Some(row) = rows.next().map_err(unavailable)? {
         match task_from_row(row) {
             Ok(record) => good.push(record),
-            Err(StoreError::Corrupt { id, reason }) => bad.push(Unreadable {
-                id: TaskId(id),
-                reason,
-            }),
+            Err(StoreError::Corrupt { id, reason }) => bad.push(Unreadable { id: TaskId(id), reason }),
             Err(other) => return Err(other),
         }
     }
@@ -64,11 +59,7 @@ pub(crate) fn unreadable_error(reason: &str) -> TaskError {
 
 /// Fails `row` in place at `now` if it is still live, without decoding it;
 /// logs it either way. Returns whether it was failed.
-pub(crate) fn quarantine(
-    conn: &Connection,
-    row: &Unreadable,
-    now: Timestamp,
-) -> Result<bool, StoreError> {
+pub(crate) fn quarantine(conn: &Connection, row: &Unreadable, now: Timestamp) -> Result<bool, StoreError> {
     let error = unreadable_error(&row.reason);
     let failed = conn
         .prepare_cached(&format!(
@@ -77,14 +68,7 @@ pub(crate) fn quarantine(
                version = version + 1 \
              WHERE id = ?1 AND {LIVE}"
         ))
-        .and_then(|mut s| {
-            s.execute(params![
-                row.id.as_str(),
-                "unreadable stored task",
-                to_json(&error),
-                now.as_millis()
-            ])
-        })
+        .and_then(|mut s| s.execute(params![row.id.as_str(), "unreadable stored task", to_json(&error), now.as_millis()]))
         .map_err(unavailable)?
         == 1;
     if failed {
@@ -96,11 +80,7 @@ pub(crate) fn quarantine(
 }
 
 /// Quarantines every row of `rows` at `now`.
-pub(crate) fn quarantine_all(
-    conn: &Connection,
-    rows: &[Unreadable],
-    now: Timestamp,
-) -> Result<(), StoreError> {
+pub(crate) fn quarantine_all(conn: &Connection, rows: &[Unreadable], now: Timestamp) -> Result<(), StoreError> {
     for row in rows {
         quarantine(conn, row, now)?;
     }
@@ -111,11 +91,7 @@ pub(crate) fn quarantine_all(
 /// if it is still terminal and its retention has run out (`expires_at` read
 /// from its own column, never decoded). Logs each at error level. Returns
 /// how many were deleted.
-pub(crate) fn delete_expired(
-    conn: &Connection,
-    rows: &[Unreadable],
-    now: Timestamp,
-) -> Result<usize, StoreError> {
+pub(crate) fn delete_expired(conn: &Connection, rows: &[Unreadable], now: Timestamp) -> Result<usize, StoreError> {
     let mut deleted = 0;
     let mut stmt = conn
         .prepare_cached(&format!(

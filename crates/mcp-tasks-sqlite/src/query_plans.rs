@@ -11,14 +11,10 @@ use crate::writes::{USAGE_SQL, claim_sql, idempotency_sql};
 
 /// The plan's detail lines, one per step.
 fn plan(conn: &Connection, sql: &str) -> Vec<String> {
-    let mut stmt = conn
-        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-        .expect("explain");
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("explain");
     // Plans do not depend on the bound values; bind NULL to each parameter.
     let nulls = vec![rusqlite::types::Value::Null; stmt.parameter_count()];
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3))
-        .expect("plan rows");
+    let rows = stmt.query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3)).expect("plan rows");
     rows.collect::<Result<_, _>>().expect("plan")
 }
 
@@ -27,27 +23,18 @@ fn plan(conn: &Connection, sql: &str) -> Vec<String> {
 fn assert_uses(conn: &Connection, sql: &str, index: &str) {
     let steps = plan(conn, sql);
     let text = steps.join(" | ");
+    assert!(steps.iter().any(|s| s.contains(&format!("INDEX {index}"))), "{sql}\nshould use {index}, plan: {text}");
     assert!(
-        steps.iter().any(|s| s.contains(&format!("INDEX {index}"))),
-        "{sql}\nshould use {index}, plan: {text}"
-    );
-    assert!(
-        !steps
-            .iter()
-            .any(|s| s.starts_with("SCAN tasks") && !s.contains("INDEX")),
+        !steps.iter().any(|s| s.starts_with("SCAN tasks") && !s.contains("INDEX")),
         "{sql}\nmust not scan the tasks table, plan: {text}"
     );
-    assert!(
-        !text.contains("TEMP B-TREE"),
-        "{sql}\nmust not sort, plan: {text}"
-    );
+    assert!(!text.contains("TEMP B-TREE"), "{sql}\nmust not sort, plan: {text}");
 }
 
 #[test]
 fn every_sweep_and_claim_uses_its_partial_index() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let conn =
-        open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
+    let conn = open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
     let t = Timestamp(0);
     // Each sweep has its own partial index, named here rather than taken
     // from `sweep_sql`, so the SQL and its index cannot drift together.
@@ -75,14 +62,7 @@ fn a_query_outside_the_partial_index_is_caught() {
     // The check itself must be able to fail: a filter that does not repeat
     // the index's WHERE cannot use the partial index.
     let dir = tempfile::tempdir().expect("temp dir");
-    let conn =
-        open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
-    let steps = plan(
-        &conn,
-        "SELECT id FROM tasks WHERE deadline_at <= 5 ORDER BY deadline_at, id LIMIT 3",
-    );
-    assert!(
-        !steps.iter().any(|s| s.contains("INDEX tasks_deadline")),
-        "plan: {steps:?}"
-    );
+    let conn = open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
+    let steps = plan(&conn, "SELECT id FROM tasks WHERE deadline_at <= 5 ORDER BY deadline_at, id LIMIT 3");
+    assert!(!steps.iter().any(|s| s.contains("INDEX tasks_deadline")), "plan: {steps:?}");
 }

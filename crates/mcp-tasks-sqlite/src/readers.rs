@@ -24,11 +24,7 @@ pub(crate) struct Readers {
 impl Readers {
     /// A pool for `path` (connections open on first use).
     pub(crate) fn new(path: PathBuf, busy_timeout: Duration) -> Arc<Self> {
-        Arc::new(Readers {
-            path,
-            busy_timeout,
-            idle: Mutex::new(Vec::new()),
-        })
+        Arc::new(Readers { path, busy_timeout, idle: Mutex::new(Vec::new()) })
     }
 
     fn take(&self) -> Result<Connection, StoreError> {

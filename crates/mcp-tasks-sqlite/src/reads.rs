@@ -13,8 +13,7 @@ use rusqlite::{Connection, params};
 
 use crate::quarantine::{Unreadable, decode_rows};
 use crate::row::{
-    DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row,
-    task_from_row_for_listing, to_json, unavailable,
+    DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row, task_from_row_for_listing, to_json, unavailable,
 };
 use crate::schema::{LIVE, TERMINAL};
 
@@ -22,38 +21,19 @@ use crate::schema::{LIVE, TERMINAL};
 /// instant, `?2` the limit.
 pub(crate) fn sweep_sql(query: &SweepQuery) -> (String, &'static str) {
     let (filter, order, index) = match query {
-        SweepQuery::PastDeadline { .. } => (
-            format!("{LIVE} AND deadline_at <= ?1"),
-            "deadline_at",
-            "tasks_deadline",
-        ),
-        SweepQuery::Unseen { .. } => (
-            format!("{LIVE} AND last_seen_at <= ?1"),
-            "last_seen_at",
-            "tasks_last_seen",
-        ),
-        SweepQuery::Expired { .. } => (
-            format!("{TERMINAL} AND expires_at IS NOT NULL AND expires_at <= ?1"),
-            "expires_at",
-            "tasks_expiry",
-        ),
-        SweepQuery::Leased {
-            before: Some(_), ..
-        } => (
-            format!("lease_owner IS NOT NULL AND {LIVE} AND lease_expires_at <= ?1"),
-            "lease_expires_at",
-            "tasks_lease",
-        ),
-        SweepQuery::Leased { before: None, .. } => (
-            format!("lease_owner IS NOT NULL AND {LIVE} AND ?1 IS NULL"),
-            "lease_expires_at",
-            "tasks_lease",
-        ),
+        SweepQuery::PastDeadline { .. } => (format!("{LIVE} AND deadline_at <= ?1"), "deadline_at", "tasks_deadline"),
+        SweepQuery::Unseen { .. } => (format!("{LIVE} AND last_seen_at <= ?1"), "last_seen_at", "tasks_last_seen"),
+        SweepQuery::Expired { .. } => {
+            (format!("{TERMINAL} AND expires_at IS NOT NULL AND expires_at <= ?1"), "expires_at", "tasks_expiry")
+        }
+        SweepQuery::Leased { before: Some(_), .. } => {
+            (format!("lease_owner IS NOT NULL AND {LIVE} AND lease_expires_at <= ?1"), "lease_expires_at", "tasks_lease")
+        }
+        SweepQuery::Leased { before: None, .. } => {
+            (format!("lease_owner IS NOT NULL AND {LIVE} AND ?1 IS NULL"), "lease_expires_at", "tasks_lease")
+        }
     };
-    (
-        format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY {order}, id LIMIT ?2"),
-        index,
-    )
+    (format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY {order}, id LIMIT ?2"), index)
 }
 
 fn sql_limit(limit: usize) -> i64 {
@@ -65,11 +45,7 @@ fn listing_limit(limit: usize) -> i64 {
     if limit == 0 { -1 } else { sql_limit(limit) }
 }
 
-fn tasks(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<TaskRecord>, StoreError> {
+fn tasks(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<TaskRecord>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
     let mut out = Vec::new();
@@ -105,16 +81,12 @@ pub(crate) fn sweep_candidates(
 ) -> Result<(Vec<TaskRecord>, Vec<Unreadable>), StoreError> {
     let (sql, _) = sweep_sql(&query);
     let (at, limit) = match query {
-        SweepQuery::PastDeadline { now, limit } | SweepQuery::Expired { now, limit } => {
-            (Some(now), limit)
-        }
+        SweepQuery::PastDeadline { now, limit } | SweepQuery::Expired { now, limit } => (Some(now), limit),
         SweepQuery::Unseen { cutoff, limit } => (Some(cutoff), limit),
         SweepQuery::Leased { before, limit } => (before, limit),
     };
     let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
-    let mut rows = stmt
-        .query(params![at.map(|t| t.as_millis()), sql_limit(limit)])
-        .map_err(unavailable)?;
+    let mut rows = stmt.query(params![at.map(|t| t.as_millis()), sql_limit(limit)]).map_err(unavailable)?;
     decode_rows(&mut rows)
 }
 
@@ -129,13 +101,7 @@ pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord
          ORDER BY created_at DESC, id DESC LIMIT ?3"
     );
     let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
-    let mut rows = stmt
-        .query(params![
-            to_json(&statuses),
-            query.tool,
-            listing_limit(query.limit)
-        ])
-        .map_err(unavailable)?;
+    let mut rows = stmt.query(params![to_json(&statuses), query.tool, listing_limit(query.limit)]).map_err(unavailable)?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(unavailable)? {
         out.push(task_from_row_for_listing(row)?);
@@ -146,19 +112,14 @@ pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord
 /// Tasks per status, every status present.
 pub(crate) fn count_by_status(conn: &Connection) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
     let mut counts: BTreeMap<TaskStatus, u64> = ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
-    let mut stmt = conn
-        .prepare_cached("SELECT status, count(*) FROM tasks GROUP BY status")
-        .map_err(unavailable)?;
+    let mut stmt = conn.prepare_cached("SELECT status, count(*) FROM tasks GROUP BY status").map_err(unavailable)?;
     let mut rows = stmt.query([]).map_err(unavailable)?;
     while let Some(row) = rows.next().map_err(unavailable)? {
         let status: String = row.get(0).map_err(unavailable)?;
         let n: i64 = row.get(1).map_err(unavailable)?;
         let status = status
             .parse::<TaskStatus>()
-            .map_err(|e| StoreError::Corrupt {
-                id: "(count by status)".into(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| StoreError::Corrupt { id: "(count by status)".into(), reason: e.to_string() })?;
         counts.insert(status, n.max(0) as u64);
     }
     Ok(counts)
@@ -170,25 +131,13 @@ pub(crate) const RECENT_DURATIONS_SQL: &str = "SELECT terminal_at - created_at F
      ORDER BY terminal_at DESC, id DESC LIMIT ?2";
 
 /// Run times of the latest completed tasks of `tool`, newest first.
-pub(crate) fn recent_durations(
-    conn: &Connection,
-    tool: &str,
-    limit: usize,
-) -> Result<Vec<i64>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(RECENT_DURATIONS_SQL)
-        .map_err(unavailable)?;
-    let rows = stmt
-        .query_map(params![tool, sql_limit(limit)], |r| r.get(0))
-        .map_err(unavailable)?;
+pub(crate) fn recent_durations(conn: &Connection, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
+    let mut stmt = conn.prepare_cached(RECENT_DURATIONS_SQL).map_err(unavailable)?;
+    let rows = stmt.query_map(params![tool, sql_limit(limit)], |r| r.get(0)).map_err(unavailable)?;
     rows.collect::<Result<_, _>>().map_err(unavailable)
 }
 
-fn dead_letters(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> Result<Vec<DeadLetter>, StoreError> {
+fn dead_letters(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<DeadLetter>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
     let mut out = Vec::new();
@@ -199,31 +148,17 @@ fn dead_letters(
 }
 
 /// Dead letters, newest first.
-pub(crate) fn list_dead_letters(
-    conn: &Connection,
-    query: DeadLetterQuery,
-) -> Result<Vec<DeadLetter>, StoreError> {
+pub(crate) fn list_dead_letters(conn: &Connection, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
     let sql = format!(
         "SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters \
          WHERE (?1 IS NULL OR tool = ?1) AND (?2 OR requeued_as IS NULL) \
          ORDER BY dead_at DESC, seq DESC LIMIT ?3"
     );
-    dead_letters(
-        conn,
-        &sql,
-        params![
-            query.tool,
-            query.include_requeued,
-            listing_limit(query.limit)
-        ],
-    )
+    dead_letters(conn, &sql, params![query.tool, query.include_requeued, listing_limit(query.limit)])
 }
 
 /// One dead letter.
-pub(crate) fn get_dead_letter(
-    conn: &Connection,
-    task: &TaskId,
-) -> Result<Option<DeadLetter>, StoreError> {
+pub(crate) fn get_dead_letter(conn: &Connection, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
     let sql = format!("SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters WHERE task_id = ?1");
     Ok(dead_letters(conn, &sql, [task.as_str()])?.pop())
 }

@@ -43,10 +43,7 @@ pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
 pub(crate) fn task_from_row_for_listing(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
     let (mut record, unreadable) = decode_task(row, true)?;
     if !unreadable.is_empty() {
-        record.status_message = Some(format!(
-            "unreadable stored task: {}",
-            unreadable.join("; ")
-        ));
+        record.status_message = Some(format!("unreadable stored task: {}", unreadable.join("; ")));
     }
     Ok(record)
 }
@@ -55,19 +52,9 @@ pub(crate) fn task_from_row_for_listing(row: &Row<'_>) -> Result<TaskRecord, Sto
 /// empty value and a line of the returned list instead of an error.
 fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>), StoreError> {
     let id: String = row.get(0).map_err(|e| corrupt("?", "id", e))?;
-    let d = Decoder {
-        id: &id,
-        row,
-        unreadable: lenient.then(Default::default),
-    };
-    let lease = match (
-        d.get::<Option<String>>(13, "lease_owner")?,
-        d.get::<Option<i64>>(14, "lease_expires_at")?,
-    ) {
-        (Some(owner), Some(expires)) => Some(Lease {
-            owner,
-            expires_at: Timestamp(expires),
-        }),
+    let d = Decoder { id: &id, row, unreadable: lenient.then(Default::default) };
+    let lease = match (d.get::<Option<String>>(13, "lease_owner")?, d.get::<Option<i64>>(14, "lease_expires_at")?) {
+        (Some(owner), Some(expires)) => Some(Lease { owner, expires_at: Timestamp(expires) }),
         _ => None,
     };
     let status: String = d.get(5, "status")?;
@@ -76,9 +63,7 @@ fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>)
         tool: d.get(2, "tool")?,
         arguments: d.json(3, "arguments")?,
         principal: d.get(4, "principal")?,
-        status: status
-            .parse::<TaskStatus>()
-            .map_err(|e| corrupt(&id, "status", e))?,
+        status: status.parse::<TaskStatus>().map_err(|e| corrupt(&id, "status", e))?,
         status_message: d.get(6, "status_message")?,
         attempt: d.get(7, "attempt")?,
         max_attempts: d.get(8, "max_attempts")?,
@@ -106,11 +91,7 @@ fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>)
 /// Reads one row of [`DEAD_LETTER_COLUMNS`].
 pub(crate) fn dead_letter_from_row(row: &Row<'_>) -> Result<DeadLetter, StoreError> {
     let id: String = row.get(0).map_err(|e| corrupt("?", "task_id", e))?;
-    let d = Decoder {
-        id: &id,
-        row,
-        unreadable: None,
-    };
+    let d = Decoder { id: &id, row, unreadable: None };
     Ok(DeadLetter {
         tool: d.get(1, "tool")?,
         arguments: d.json(2, "arguments")?,
@@ -125,10 +106,7 @@ pub(crate) fn dead_letter_from_row(row: &Row<'_>) -> Result<DeadLetter, StoreErr
 }
 
 fn corrupt(id: &str, column: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt {
-        id: id.to_owned(),
-        reason: format!("column {column}: {e}"),
-    }
+    StoreError::Corrupt { id: id.to_owned(), reason: format!("column {column}: {e}") }
 }
 
 /// Column reads that name the task and column when a value is bad.
@@ -140,11 +118,7 @@ struct Decoder<'a> {
 }
 
 impl Decoder<'_> {
-    fn get<T: rusqlite::types::FromSql>(
-        &self,
-        index: usize,
-        column: &str,
-    ) -> Result<T, StoreError> {
+    fn get<T: rusqlite::types::FromSql>(&self, index: usize, column: &str) -> Result<T, StoreError> {
         self.row.get(index).map_err(|e| corrupt(self.id, column, e))
     }
 
@@ -157,24 +131,14 @@ impl Decoder<'_> {
         serde_json::from_str(&text).map_err(|e| corrupt(self.id, column, e))
     }
 
-    fn json<T: DeserializeOwned + Default>(
-        &self,
-        index: usize,
-        column: &str,
-    ) -> Result<T, StoreError> {
+    fn json<T: DeserializeOwned + Default>(&self, index: usize, column: &str) -> Result<T, StoreError> {
         let text: String = self.get(index, column)?;
         serde_json::from_str(&text).or_else(|e| self.unreadable(column, e))
     }
 
-    fn opt_json<T: DeserializeOwned>(
-        &self,
-        index: usize,
-        column: &str,
-    ) -> Result<Option<T>, StoreError> {
+    fn opt_json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<Option<T>, StoreError> {
         match self.get::<Option<String>>(index, column)? {
-            Some(text) => serde_json::from_str(&text)
-                .map(Some)
-                .or_else(|e| self.unreadable(column, e)),
+            Some(text) => serde_json::from_str(&text).map(Some).or_else(|e| self.unreadable(column, e)),
             None => Ok(None),
         }
     }

@@ -40,10 +40,7 @@ impl ServeLock {
     /// [`StoreError::InUse`] naming the process that holds it.
     pub(crate) fn acquire(db: &Path) -> Result<Self, StoreError> {
         let path = lock_path(db);
-        let open_error = |reason: String| StoreError::Open {
-            path: db.display().to_string(),
-            reason,
-        };
+        let open_error = |reason: String| StoreError::Open { path: db.display().to_string(), reason };
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_tasks_core::{Clock, SystemClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask,
-    PurgeQuery, StoreError, SweepQuery, TaskStore, UpdateOutcome,
+    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery, StoreError,
+    SweepQuery, TaskStore, UpdateOutcome,
 };
 
+use crate::file_watch::FileWatch;
 use crate::open::open_writer;
 use crate::options::SqliteOptions;
-use crate::file_watch::FileWatch;
 use crate::quarantine::{delete_expired, quarantine_all};
 use crate::readers::Readers;
 use crate::serve_lock::ServeLock;
@@ -99,9 +99,7 @@ impl SqliteStore {
                 reason: "the backup destination already exists; choose a new file".into(),
             });
         }
-        self.readers
-            .read(move |conn| reads::backup_to(conn, &dest))
-            .await
+        self.readers.read(move |conn| reads::backup_to(conn, &dest)).await
     }
 
     /// Commits and writes since the store opened: `writes / commits` is the
@@ -113,18 +111,14 @@ impl SqliteStore {
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
+        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
     }
 }
 
 #[async_trait]
 impl TaskStore for SqliteStore {
     async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
-        self.writer
-            .write(move |conn| writes::create(conn, new))
-            .await
+        self.writer.write(move |conn| writes::create(conn, new)).await
     }
 
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
@@ -132,16 +126,10 @@ impl TaskStore for SqliteStore {
         self.readers.read(move |conn| reads::get(conn, &id)).await
     }
 
-    async fn get_visible(
-        &self,
-        id: &TaskId,
-        principal: Option<&str>,
-    ) -> Result<Option<TaskRecord>, StoreError> {
+    async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         let id = id.clone();
         let principal = principal.map(str::to_owned);
-        self.readers
-            .read(move |conn| reads::get_visible(conn, &id, principal.as_deref()))
-            .await
+        self.readers.read(move |conn| reads::get_visible(conn, &id, principal.as_deref())).await
     }
 
     async fn health(&self) -> Result<(), StoreError> {
@@ -153,38 +141,24 @@ impl TaskStore for SqliteStore {
             return Ok(());
         }
         let polls = polls.to_vec();
-        self.writer
-            .write(move |conn| writes::record_polls(conn, &polls))
-            .await
+        self.writer.write(move |conn| writes::record_polls(conn, &polls)).await
     }
 
     async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
-        self.writer
-            .write(move |conn| writes::claim(conn, params))
-            .await
+        self.writer.write(move |conn| writes::claim(conn, params)).await
     }
 
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        self.writer
-            .write(move |conn| {
-                updates
-                    .into_iter()
-                    .map(|u| writes::apply(conn, u))
-                    .collect()
-            })
-            .await
+        self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u)).collect()).await
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
         let now = quarantine_instant(&query);
         let expiry = matches!(query, SweepQuery::Expired { .. });
-        let (good, unreadable) = self
-            .readers
-            .read(move |conn| reads::sweep_candidates(conn, query))
-            .await?;
+        let (good, unreadable) = self.readers.read(move |conn| reads::sweep_candidates(conn, query)).await?;
         if !unreadable.is_empty() {
             // Set the unreadable rows aside so they stop coming back, but
             // hand out the rest even if that write fails.
@@ -206,9 +180,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.readers
-            .read(move |conn| reads::list(conn, query))
-            .await
+        self.readers.read(move |conn| reads::list(conn, query)).await
     }
 
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
@@ -217,42 +189,25 @@ impl TaskStore for SqliteStore {
 
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         let tool = tool.to_owned();
-        self.readers
-            .read(move |conn| reads::recent_durations(conn, &tool, limit))
-            .await
+        self.readers.read(move |conn| reads::recent_durations(conn, &tool, limit)).await
     }
 
-    async fn list_dead_letters(
-        &self,
-        query: DeadLetterQuery,
-    ) -> Result<Vec<DeadLetter>, StoreError> {
-        self.readers
-            .read(move |conn| reads::list_dead_letters(conn, query))
-            .await
+    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
+        self.readers.read(move |conn| reads::list_dead_letters(conn, query)).await
     }
 
     async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
         let task = task.clone();
-        self.readers
-            .read(move |conn| reads::get_dead_letter(conn, &task))
-            .await
+        self.readers.read(move |conn| reads::get_dead_letter(conn, &task)).await
     }
 
-    async fn requeue_dead_letter(
-        &self,
-        task: &TaskId,
-        new: NewTask,
-    ) -> Result<TaskRecord, StoreError> {
+    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
         let task = task.clone();
-        self.writer
-            .write(move |conn| writes::requeue_dead_letter(conn, &task, new))
-            .await
+        self.writer.write(move |conn| writes::requeue_dead_letter(conn, &task, new)).await
     }
 
     async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
-        self.writer
-            .write(move |conn| writes::purge_dead_letters(conn, query))
-            .await
+        self.writer.write(move |conn| writes::purge_dead_letters(conn, query)).await
     }
 }
 

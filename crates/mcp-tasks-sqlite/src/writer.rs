@@ -91,11 +91,7 @@ impl Writer {
             .name("mcp-tasks-sqlite-writer".into())
             .spawn(move || run(conn, queue, &shared, &watch))
             .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
-        Ok(Writer {
-            jobs: Some(jobs),
-            thread: Some(thread),
-            counters,
-        })
+        Ok(Writer { jobs: Some(jobs), thread: Some(thread), counters })
     }
 
     /// Commits and writes so far.
@@ -133,11 +129,7 @@ impl Writer {
     }
 
     fn send(&self, message: Message) -> Result<(), StoreError> {
-        self.jobs
-            .as_ref()
-            .ok_or(StoreError::Closed)?
-            .send(message)
-            .map_err(|_| StoreError::Closed)
+        self.jobs.as_ref().ok_or(StoreError::Closed)?.send(message).map_err(|_| StoreError::Closed)
     }
 }
 
@@ -153,18 +145,10 @@ impl Drop for Writer {
 }
 
 /// Runs `op` so that its failure undoes only its own writes.
-fn in_savepoint<T>(
-    conn: &Connection,
-    op: impl FnOnce(&Connection) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    conn.execute_batch("SAVEPOINT job")
-        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+fn in_savepoint<T>(conn: &Connection, op: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    conn.execute_batch("SAVEPOINT job").map_err(|e| StoreError::Unavailable(e.to_string()))?;
     let result = op(conn);
-    let end = if result.is_ok() {
-        "RELEASE job"
-    } else {
-        "ROLLBACK TO job; RELEASE job"
-    };
+    let end = if result.is_ok() { "RELEASE job" } else { "ROLLBACK TO job; RELEASE job" };
     match conn.execute_batch(end) {
         Ok(()) => result,
         Err(e) => Err(StoreError::Unavailable(format!("ending savepoint: {e}"))),
@@ -224,9 +208,7 @@ fn refuse(batch: Vec<Job>, error: &StoreError) {
 /// from finishing.
 fn checkpoint_wal(conn: &Connection) -> Result<(), StoreError> {
     let (busy, log, copied): (i64, i64, i64) = conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .map_err(|e| StoreError::Unavailable(format!("WAL checkpoint failed: {e}")))?;
     if busy != 0 {
         return Err(StoreError::Unavailable(format!(

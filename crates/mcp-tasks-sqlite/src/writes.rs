@@ -4,8 +4,8 @@
 use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
 use mcp_tasks_store::{
-    ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError,
-    Update, UpdateOutcome, argument_bytes,
+    ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError, Update, UpdateOutcome,
+    argument_bytes,
 };
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
@@ -18,11 +18,7 @@ use crate::schema::{LIVE, TERMINAL};
 pub(crate) const CLAIMABLE: &str =
     "status = 'working' AND lease_owner IS NULL AND cancel_requested = 0 AND run_at IS NOT NULL";
 
-fn one_task(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> Result<Option<TaskRecord>, StoreError> {
+fn one_task(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Option<TaskRecord>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
     match rows.next().map_err(unavailable)? {
@@ -34,36 +30,24 @@ fn one_task(
 /// The task holding idempotency key `?2` of principal `?1` (`''` for none),
 /// spelled as the `tasks_idempotency` index.
 pub(crate) fn idempotency_sql() -> String {
-    format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE coalesce(principal, '') = ?1 AND idempotency_key = ?2"
-    )
+    format!("SELECT {TASK_COLUMNS} FROM tasks WHERE coalesce(principal, '') = ?1 AND idempotency_key = ?2")
 }
 
 /// What principal `?1` (`''` for none) holds: one primary-key lookup.
-pub(crate) const USAGE_SQL: &str =
-    "SELECT tasks, argument_bytes FROM principal_usage WHERE principal = ?1";
+pub(crate) const USAGE_SQL: &str = "SELECT tasks, argument_bytes FROM principal_usage WHERE principal = ?1";
 
 /// Inserts a task, or returns the task its idempotency key is bound to,
 /// refusing it if it would pass `new.quota`.
 pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreError> {
     let fingerprint = call_fingerprint(&new.tool, &new.arguments);
     if let Some(key) = &new.idempotency_key
-        && let Some(existing) = one_task(
-            conn,
-            &idempotency_sql(),
-            params![new.principal.as_deref().unwrap_or_default(), key],
-        )?
+        && let Some(existing) =
+            one_task(conn, &idempotency_sql(), params![new.principal.as_deref().unwrap_or_default(), key])?
     {
         if existing.fingerprint == fingerprint {
-            return Ok(Created {
-                record: existing,
-                created: false,
-            });
+            return Ok(Created { record: existing, created: false });
         }
-        return Err(StoreError::IdempotencyConflict {
-            key: key.clone(),
-            existing: existing.id,
-        });
+        return Err(StoreError::IdempotencyConflict { key: key.clone(), existing: existing.id });
     }
     if let Some(quota) = &new.quota {
         // Inside the writer's transaction: concurrent creations are
@@ -71,19 +55,11 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
         let (tasks, bytes): (i64, i64) = conn
             .prepare_cached(USAGE_SQL)
             .and_then(|mut s| {
-                s.query_row([new.principal.as_deref().unwrap_or_default()], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()
+                s.query_row([new.principal.as_deref().unwrap_or_default()], |r| Ok((r.get(0)?, r.get(1)?))).optional()
             })
             .map_err(unavailable)?
             .unwrap_or_default();
-        quota.admit(
-            new.principal.as_deref(),
-            tasks.max(0) as u64,
-            bytes.max(0) as u64,
-            argument_bytes(&new.arguments),
-        )?;
+        quota.admit(new.principal.as_deref(), tasks.max(0) as u64, bytes.max(0) as u64, argument_bytes(&new.arguments))?;
     }
     let sql = format!(
         "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, max_attempts, \
@@ -109,14 +85,8 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
         ])
         .and_then(|mut rows| Ok(rows.next()?.map(task_from_row)));
     match inserted {
-        Ok(Some(record)) => Ok(Created {
-            record: record?,
-            created: true,
-        }),
-        Ok(None) => Err(StoreError::Unavailable(format!(
-            "insert of task {} returned no row",
-            new.id
-        ))),
+        Ok(Some(record)) => Ok(Created { record: record?, created: true }),
+        Ok(None) => Err(StoreError::Unavailable(format!("insert of task {} returned no row", new.id))),
         Err(e) if is_primary_key_error(&e) => Err(StoreError::DuplicateId(new.id)),
         Err(e) => Err(unavailable(e)),
     }
@@ -172,9 +142,7 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
             let mut sql = String::from("DELETE FROM tasks");
             push_guard(&guard, &mut sql, &mut values);
             sql.push_str(&format!(" AND {TERMINAL}"));
-            let deleted = conn
-                .prepare_cached(&sql)
-                .and_then(|mut s| s.execute(params_from_iter(values)));
+            let deleted = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
             (deleted.map_err(unavailable)? == 1).then_some(UpdateOutcome::Applied(None))
         }
         Update::Change(change) => {
@@ -204,8 +172,7 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
                 set("run_at", opt_instant(r));
             }
             if let Some(lease) = change.lease {
-                let (owner, expires) =
-                    lease.map_or((None, None), |l| (Some(l.owner), Some(l.expires_at)));
+                let (owner, expires) = lease.map_or((None, None), |l| (Some(l.owner), Some(l.expires_at)));
                 set("lease_owner", opt_text(owner));
                 set("lease_expires_at", opt_instant(expires));
             }
@@ -250,18 +217,10 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
         Some(applied) => Ok(applied),
         None => {
             let exists = conn
-                .query_row(
-                    "SELECT 1 FROM tasks WHERE id = ?1",
-                    [guard.id.as_str()],
-                    |_| Ok(()),
-                )
+                .query_row("SELECT 1 FROM tasks WHERE id = ?1", [guard.id.as_str()], |_| Ok(()))
                 .optional()
                 .map_err(unavailable)?;
-            Ok(if exists.is_some() {
-                UpdateOutcome::Lost
-            } else {
-                UpdateOutcome::NotFound
-            })
+            Ok(if exists.is_some() { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
         }
     }
 }
@@ -281,11 +240,7 @@ fn allowed_sources(to: Option<mcp_tasks_core::TaskStatus>) -> String {
     format!("{LIVE} AND status IN ({})", from.join(", "))
 }
 
-fn insert_dead_letter(
-    conn: &Connection,
-    record: &TaskRecord,
-    letter: NewDeadLetter,
-) -> Result<(), StoreError> {
+fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: NewDeadLetter) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO dead_letters \
            (task_id, tool, arguments, principal, attempts, reason, error, dead_at, requeued_as) \
@@ -308,10 +263,7 @@ fn insert_dead_letter(
 }
 
 /// Writes poll instants; never moves one backwards, never bumps the version.
-pub(crate) fn record_polls(
-    conn: &Connection,
-    polls: &[(TaskId, Timestamp)],
-) -> Result<(), StoreError> {
+pub(crate) fn record_polls(conn: &Connection, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
     let mut stmt = conn
         .prepare_cached(
             "UPDATE tasks SET last_polled_at = max(coalesce(last_polled_at, ?2), ?2), \
@@ -320,8 +272,7 @@ pub(crate) fn record_polls(
         )
         .map_err(unavailable)?;
     for (id, at) in polls {
-        stmt.execute(params![id.as_str(), at.as_millis()])
-            .map_err(unavailable)?;
+        stmt.execute(params![id.as_str(), at.as_millis()]).map_err(unavailable)?;
     }
     Ok(())
 }
@@ -329,11 +280,7 @@ pub(crate) fn record_polls(
 /// The claim statement. Parameters: `?1` owner, `?2` lease expiry, `?3` now,
 /// `?4` limit, and with `with_tools` `?5` a JSON array of tool names.
 pub(crate) fn claim_sql(with_tools: bool) -> String {
-    let tool_filter = if with_tools {
-        " AND tool IN (SELECT value FROM json_each(?5))"
-    } else {
-        ""
-    };
+    let tool_filter = if with_tools { " AND tool IN (SELECT value FROM json_each(?5))" } else { "" };
     format!(
         "UPDATE tasks SET lease_owner = ?1, lease_expires_at = ?2, version = version + 1 \
          WHERE id IN (SELECT id FROM tasks WHERE {CLAIMABLE} AND run_at <= ?3{tool_filter} \
@@ -372,44 +319,27 @@ pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRe
 }
 
 /// Creates the fresh task of a requeued dead letter and marks the letter.
-pub(crate) fn requeue_dead_letter(
-    conn: &Connection,
-    task: &TaskId,
-    new: NewTask,
-) -> Result<TaskRecord, StoreError> {
+pub(crate) fn requeue_dead_letter(conn: &Connection, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
     let requeued_as: Option<Option<String>> = conn
-        .query_row(
-            "SELECT requeued_as FROM dead_letters WHERE task_id = ?1",
-            [task.as_str()],
-            |r| r.get(0),
-        )
+        .query_row("SELECT requeued_as FROM dead_letters WHERE task_id = ?1", [task.as_str()], |r| r.get(0))
         .optional()
         .map_err(unavailable)?;
     match requeued_as {
         None => return Err(StoreError::DeadLetterNotFound(task.clone())),
         Some(Some(previous)) => {
-            return Err(StoreError::AlreadyRequeued {
-                task: task.clone(),
-                requeued_as: TaskId(previous),
-            });
+            return Err(StoreError::AlreadyRequeued { task: task.clone(), requeued_as: TaskId(previous) });
         }
         Some(None) => {}
     }
     let record = create(conn, new)?.record;
-    conn.execute(
-        "UPDATE dead_letters SET requeued_as = ?1 WHERE task_id = ?2",
-        params![record.id.as_str(), task.as_str()],
-    )
-    .map_err(unavailable)?;
+    conn.execute("UPDATE dead_letters SET requeued_as = ?1 WHERE task_id = ?2", params![record.id.as_str(), task.as_str()])
+        .map_err(unavailable)?;
     Ok(record)
 }
 
 /// Deletes the dead letters matching every set filter.
 pub(crate) fn purge_dead_letters(conn: &Connection, query: PurgeQuery) -> Result<u64, StoreError> {
-    let ids = query
-        .task_ids
-        .as_ref()
-        .map(|ids| to_json(&ids.iter().map(TaskId::as_str).collect::<Vec<_>>()));
+    let ids = query.task_ids.as_ref().map(|ids| to_json(&ids.iter().map(TaskId::as_str).collect::<Vec<_>>()));
     let deleted = conn
         .execute(
             "DELETE FROM dead_letters \

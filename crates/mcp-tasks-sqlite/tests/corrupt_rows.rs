@@ -16,27 +16,17 @@ async fn a_damaged_row_is_reported_not_panicked_on() {
     let healthy = create(&store, new_task("report", at(1))).await;
     Connection::open(&path)
         .unwrap()
-        .execute(
-            "UPDATE tasks SET arguments = '{not json' WHERE id = ?1",
-            [damaged.id.as_str()],
-        )
+        .execute("UPDATE tasks SET arguments = '{not json' WHERE id = ?1", [damaged.id.as_str()])
         .unwrap();
 
     match store.get(&damaged.id).await {
         Err(e @ StoreError::Corrupt { .. }) => {
             let text = e.to_string();
-            assert!(
-                text.contains(damaged.id.as_str()) && text.contains("arguments"),
-                "{text}"
-            );
+            assert!(text.contains(damaged.id.as_str()) && text.contains("arguments"), "{text}");
         }
         other => panic!("expected Corrupt, got {other:?}"),
     }
-    assert_eq!(
-        get(&store, &healthy.id).await,
-        healthy,
-        "other rows stay readable"
-    );
+    assert_eq!(get(&store, &healthy.id).await, healthy, "other rows stay readable");
     // Operators still see it in a listing, with what was unreadable.
     let listed = store.list(ListQuery::default()).await.unwrap();
     let shown = listed.iter().find(|r| r.id == damaged.id).expect("the damaged row is listed");
@@ -53,29 +43,17 @@ async fn another_principals_row_is_never_decoded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tasks.db");
     let store = SqliteStore::open(&path).unwrap();
-    let theirs = create(
-        &store,
-        mcp_tasks_store::NewTask {
-            principal: Some("alice".into()),
-            ..new_task("report", at(0))
-        },
-    )
-    .await;
+    let theirs =
+        create(&store, mcp_tasks_store::NewTask { principal: Some("alice".into()), ..new_task("report", at(0)) }).await;
     Connection::open(&path)
         .unwrap()
-        .execute(
-            "UPDATE tasks SET arguments = '{not json' WHERE id = ?1",
-            [theirs.id.as_str()],
-        )
+        .execute("UPDATE tasks SET arguments = '{not json' WHERE id = ?1", [theirs.id.as_str()])
         .unwrap();
 
     assert_eq!(store.get_visible(&theirs.id, Some("bob")).await, Ok(None));
     assert_eq!(store.get_visible(&theirs.id, None).await, Ok(None));
     assert!(
-        matches!(
-            store.get_visible(&theirs.id, Some("alice")).await,
-            Err(StoreError::Corrupt { .. })
-        ),
+        matches!(store.get_visible(&theirs.id, Some("alice")).await, Err(StoreError::Corrupt { .. })),
         "the owner is told the row is unreadable"
     );
 }

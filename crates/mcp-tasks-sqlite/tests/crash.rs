@@ -40,27 +40,16 @@ fn main() {
 }
 
 fn ack(record: &TaskRecord) {
-    let line = format!(
-        "ACK {}\n",
-        serde_json::to_string(record).expect("record serialises")
-    );
+    let line = format!("ACK {}\n", serde_json::to_string(record).expect("record serialises"));
     let mut out = std::io::stdout().lock();
     // A closed pipe means the parent is done with us.
-    if out
-        .write_all(line.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
+    if out.write_all(line.as_bytes()).and_then(|()| out.flush()).is_err() {
         std::process::exit(0);
     }
 }
 
 fn child(path: std::path::PathBuf) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     rt.block_on(async move {
         let store: Arc<dyn TaskStore> = Arc::new(SqliteStore::open(&path).expect("child opens the database"));
         let s = &*store;
@@ -70,7 +59,8 @@ fn child(path: std::path::PathBuf) {
 
         let leased = create(s, new_task("lease_me", at(0))).await;
         ack(&leased);
-        let params = mcp_tasks_store::ClaimParams { tools: Some(vec!["lease_me".into()]), ..claim_params("exec-1", at(1), 1) };
+        let params =
+            mcp_tasks_store::ClaimParams { tools: Some(vec!["lease_me".into()]), ..claim_params("exec-1", at(1), 1) };
         for claimed in s.claim(params).await.expect("claim") {
             ack(&claimed);
         }
@@ -182,27 +172,15 @@ fn parent() {
         if lines >= KILL_AFTER_ACKS {
             break;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "child too slow: {lines} acks in 2 min"
-        );
+        assert!(started.elapsed() < Duration::from_secs(120), "child too slow: {lines} acks in 2 min");
     }
-    assert!(
-        lines >= KILL_AFTER_ACKS,
-        "child exited early after {lines} acks"
-    );
+    assert!(lines >= KILL_AFTER_ACKS, "child exited early after {lines} acks");
     // Child::kill sends SIGKILL on unix: no destructor, no checkpoint, no clean close.
     child.kill().expect("SIGKILL the child");
     let status = child.wait().expect("reap child");
-    assert!(
-        !status.success(),
-        "the child must have died by the signal, not exited: {status:?}"
-    );
+    assert!(!status.success(), "the child must have died by the signal, not exited: {status:?}");
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let store = SqliteStore::open(&path).expect("the killed database reopens");
         let statuses: Vec<TaskStatus> = acked.values().map(|r| r.status).collect();
@@ -213,46 +191,18 @@ fn parent() {
             TaskStatus::Failed,
             TaskStatus::Cancelled,
         ] {
-            assert!(
-                statuses.contains(&status),
-                "the child acknowledged no {status} task"
-            );
+            assert!(statuses.contains(&status), "the child acknowledged no {status} task");
         }
-        assert!(
-            acked.values().any(|r| r.lease.is_some()),
-            "the child acknowledged no leased task"
-        );
+        assert!(acked.values().any(|r| r.lease.is_some()), "the child acknowledged no leased task");
         for (id, expected) in &acked {
-            let found = store
-                .get(id)
-                .await
-                .expect("get")
-                .unwrap_or_else(|| panic!("acknowledged task {id} was lost"));
-            assert_eq!(
-                &found, expected,
-                "acknowledged task {id} changed across the crash"
-            );
+            let found = store.get(id).await.expect("get").unwrap_or_else(|| panic!("acknowledged task {id} was lost"));
+            assert_eq!(&found, expected, "acknowledged task {id} changed across the crash");
         }
-        let failed = acked
-            .values()
-            .find(|r| r.status == TaskStatus::Failed)
-            .expect("a failed task");
-        let letter = store
-            .get_dead_letter(&failed.id)
-            .await
-            .expect("get_dead_letter")
-            .expect("its dead letter survived");
+        let failed = acked.values().find(|r| r.status == TaskStatus::Failed).expect("a failed task");
+        let letter = store.get_dead_letter(&failed.id).await.expect("get_dead_letter").expect("its dead letter survived");
         assert_eq!(letter.attempts, 3);
         let total: u64 = store.count_by_status().await.expect("count").values().sum();
-        assert!(
-            total as usize >= acked.len(),
-            "{total} rows < {} acknowledged",
-            acked.len()
-        );
-        eprintln!(
-            "crash test: {} acknowledged tasks all intact ({} rows after SIGKILL)",
-            acked.len(),
-            total
-        );
+        assert!(total as usize >= acked.len(), "{total} rows < {} acknowledged", acked.len());
+        eprintln!("crash test: {} acknowledged tasks all intact ({} rows after SIGKILL)", acked.len(), total);
     });
 }

@@ -8,8 +8,8 @@ use mcp_tasks_core::{TaskError, TaskId};
 use mcp_tasks_sqlite::SqliteStore;
 use mcp_tasks_store::conformance::support::{at, lease, new_task};
 use mcp_tasks_store::{
-    Change, ClaimParams, DeadLetterQuery, Guard, GuardedUpdate, ListQuery, MemoryStore,
-    NewDeadLetter, NewTask, PurgeQuery, SweepQuery, TaskStore,
+    Change, ClaimParams, DeadLetterQuery, Guard, GuardedUpdate, ListQuery, MemoryStore, NewDeadLetter, NewTask, PurgeQuery,
+    SweepQuery, TaskStore,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -82,21 +82,11 @@ const TOOLS: [&str; 2] = ["alpha", "beta"];
 async fn run(ops: Vec<Op>, sqlite: &SqliteStore) -> Result<(), TestCaseError> {
     let memory = MemoryStore::new();
     let mut ids: Vec<TaskId> = Vec::new();
-    let pick = |ids: &Vec<TaskId>, i: usize| {
-        ids.get(i % ids.len().max(1))
-            .cloned()
-            .unwrap_or_else(TaskId::random)
-    };
+    let pick = |ids: &Vec<TaskId>, i: usize| ids.get(i % ids.len().max(1)).cloned().unwrap_or_else(TaskId::random);
     for (n, op) in ops.into_iter().enumerate() {
         let step = format!("step {n}: {op:?}");
         match op {
-            Op::Create {
-                principal,
-                key,
-                args,
-                tool,
-                secs,
-            } => {
+            Op::Create { principal, key, args, tool, secs } => {
                 let new = NewTask {
                     principal: principal.map(|p| format!("user-{p}")),
                     idempotency_key: key.map(|k| format!("key-{k}")),
@@ -111,16 +101,7 @@ async fn run(ops: Vec<Op>, sqlite: &SqliteStore) -> Result<(), TestCaseError> {
                     ids.push(new.id);
                 }
             }
-            Op::Change {
-                task,
-                stale,
-                guard_status,
-                guard_lease,
-                to,
-                lease: new_lease,
-                dead,
-                secs,
-            } => {
+            Op::Change { task, stale, guard_status, guard_lease, to, lease: new_lease, dead, secs } => {
                 let id = pick(&ids, task);
                 let current = memory.get(&id).await.unwrap();
                 let mut guard = Guard::id(id.clone());
@@ -151,18 +132,9 @@ async fn run(ops: Vec<Op>, sqlite: &SqliteStore) -> Result<(), TestCaseError> {
             }
             Op::Delete { task } => {
                 let update = GuardedUpdate::delete(Guard::id(pick(&ids, task)));
-                prop_assert_eq!(
-                    memory.apply(vec![update.clone()]).await,
-                    sqlite.apply(vec![update]).await,
-                    "{}",
-                    step
-                );
+                prop_assert_eq!(memory.apply(vec![update.clone()]).await, sqlite.apply(vec![update]).await, "{}", step);
             }
-            Op::Claim {
-                limit,
-                only_tool,
-                secs,
-            } => {
+            Op::Claim { limit, only_tool, secs } => {
                 let params = ClaimParams {
                     owner: "exec".into(),
                     now: at(secs),
@@ -170,21 +142,11 @@ async fn run(ops: Vec<Op>, sqlite: &SqliteStore) -> Result<(), TestCaseError> {
                     limit,
                     tools: only_tool.map(|t| vec![TOOLS[t as usize].to_owned()]),
                 };
-                prop_assert_eq!(
-                    memory.claim(params.clone()).await,
-                    sqlite.claim(params).await,
-                    "{}",
-                    step
-                );
+                prop_assert_eq!(memory.claim(params.clone()).await, sqlite.claim(params).await, "{}", step);
             }
             Op::Poll { task, secs } => {
                 let polls = [(pick(&ids, task), at(secs))];
-                prop_assert_eq!(
-                    memory.record_polls(&polls).await,
-                    sqlite.record_polls(&polls).await,
-                    "{}",
-                    step
-                );
+                prop_assert_eq!(memory.record_polls(&polls).await, sqlite.record_polls(&polls).await, "{}", step);
             }
             Op::Requeue { task } => {
                 let id = pick(&ids, task);
@@ -197,87 +159,32 @@ async fn run(ops: Vec<Op>, sqlite: &SqliteStore) -> Result<(), TestCaseError> {
                 }
             }
             Op::Purge { before } => {
-                let q = PurgeQuery {
-                    dead_before: Some(at(before)),
-                    ..PurgeQuery::default()
-                };
-                prop_assert_eq!(
-                    memory.purge_dead_letters(q.clone()).await,
-                    sqlite.purge_dead_letters(q).await,
-                    "{}",
-                    step
-                );
+                let q = PurgeQuery { dead_before: Some(at(before)), ..PurgeQuery::default() };
+                prop_assert_eq!(memory.purge_dead_letters(q.clone()).await, sqlite.purge_dead_letters(q).await, "{}", step);
             }
             Op::Sweep { kind, secs, limit } => {
                 let q = match kind {
-                    0 => SweepQuery::PastDeadline {
-                        now: at(secs),
-                        limit,
-                    },
-                    1 => SweepQuery::Unseen {
-                        cutoff: at(secs),
-                        limit,
-                    },
-                    2 => SweepQuery::Expired {
-                        now: at(secs),
-                        limit,
-                    },
-                    3 => SweepQuery::Leased {
-                        before: Some(at(secs)),
-                        limit,
-                    },
-                    _ => SweepQuery::Leased {
-                        before: None,
-                        limit,
-                    },
+                    0 => SweepQuery::PastDeadline { now: at(secs), limit },
+                    1 => SweepQuery::Unseen { cutoff: at(secs), limit },
+                    2 => SweepQuery::Expired { now: at(secs), limit },
+                    3 => SweepQuery::Leased { before: Some(at(secs)), limit },
+                    _ => SweepQuery::Leased { before: None, limit },
                 };
-                prop_assert_eq!(
-                    memory.sweep_candidates(q.clone()).await,
-                    sqlite.sweep_candidates(q).await,
-                    "{}",
-                    step
-                );
+                prop_assert_eq!(memory.sweep_candidates(q.clone()).await, sqlite.sweep_candidates(q).await, "{}", step);
             }
         }
         for id in &ids {
-            prop_assert_eq!(
-                memory.get(id).await,
-                sqlite.get(id).await,
-                "{} (task {})",
-                step,
-                id
-            );
-            prop_assert_eq!(
-                memory.get_dead_letter(id).await,
-                sqlite.get_dead_letter(id).await,
-                "{} (letter {})",
-                step,
-                id
-            );
+            prop_assert_eq!(memory.get(id).await, sqlite.get(id).await, "{} (task {})", step, id);
+            prop_assert_eq!(memory.get_dead_letter(id).await, sqlite.get_dead_letter(id).await, "{} (letter {})", step, id);
         }
     }
-    prop_assert_eq!(
-        memory.list(ListQuery::default()).await,
-        sqlite.list(ListQuery::default()).await
-    );
-    prop_assert_eq!(
-        memory.count_by_status().await,
-        sqlite.count_by_status().await
-    );
+    prop_assert_eq!(memory.list(ListQuery::default()).await, sqlite.list(ListQuery::default()).await);
+    prop_assert_eq!(memory.count_by_status().await, sqlite.count_by_status().await);
     for tool in TOOLS {
-        prop_assert_eq!(
-            memory.recent_durations(tool, 10).await,
-            sqlite.recent_durations(tool, 10).await
-        );
+        prop_assert_eq!(memory.recent_durations(tool, 10).await, sqlite.recent_durations(tool, 10).await);
     }
-    let all = DeadLetterQuery {
-        include_requeued: true,
-        ..DeadLetterQuery::default()
-    };
-    prop_assert_eq!(
-        memory.list_dead_letters(all.clone()).await,
-        sqlite.list_dead_letters(all).await
-    );
+    let all = DeadLetterQuery { include_requeued: true, ..DeadLetterQuery::default() };
+    prop_assert_eq!(memory.list_dead_letters(all.clone()).await, sqlite.list_dead_letters(all).await);
     Ok(())
 }
 

@@ -4,8 +4,8 @@
 //! the first releases it.
 
 use mcp_tasks_sqlite::{SqliteOptions, SqliteStore};
-use mcp_tasks_store::conformance::support::{at, create, get, new_task};
 use mcp_tasks_store::StoreError;
+use mcp_tasks_store::conformance::support::{at, create, get, new_task};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_serving_store_is_refused_while_inspection_still_opens() {
@@ -35,7 +35,7 @@ async fn a_second_serving_store_is_refused_while_inspection_still_opens() {
     drop(inspecting);
 
     drop(serving);
-    let next = SqliteStore::open_with(&path, SqliteOptions::serving())
-        .expect("the lock is released when the serving store closes");
+    let next =
+        SqliteStore::open_with(&path, SqliteOptions::serving()).expect("the lock is released when the serving store closes");
     assert_eq!(get(&next, &task.id).await, task);
 }

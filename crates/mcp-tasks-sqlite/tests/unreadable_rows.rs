@@ -24,11 +24,9 @@ fn damage(path: &Path, id: &TaskId) {
 fn raw(path: &Path, id: &TaskId) -> (String, Option<String>, Option<String>, Option<i64>, String) {
     Connection::open(path)
         .unwrap()
-        .query_row(
-            "SELECT status, error, lease_owner, run_at, arguments FROM tasks WHERE id = ?1",
-            [id.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
+        .query_row("SELECT status, error, lease_owner, run_at, arguments FROM tasks WHERE id = ?1", [id.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .optional()
         .unwrap()
         .expect("the row is kept")
@@ -80,17 +78,11 @@ async fn sweeps_hand_out_the_good_rows_and_fail_the_unreadable_one() {
     assert_eq!(store.claim(claim_params("dead", at(5), 10)).await.unwrap().len(), 2);
     damage(&path, &bad.id);
 
-    let leased = store
-        .sweep_candidates(SweepQuery::Leased { before: None, limit: 10 })
-        .await
-        .expect("the sweep succeeds");
+    let leased = store.sweep_candidates(SweepQuery::Leased { before: None, limit: 10 }).await.expect("the sweep succeeds");
     assert_eq!(ids(&leased), vec![good.id.clone()]);
     assert_quarantined(&path, &bad.id);
 
-    let past = store
-        .sweep_candidates(SweepQuery::PastDeadline { now: at(100_000), limit: 10 })
-        .await
-        .unwrap();
+    let past = store.sweep_candidates(SweepQuery::PastDeadline { now: at(100_000), limit: 10 }).await.unwrap();
     assert_eq!(ids(&past), vec![good.id.clone()], "a quarantined row is terminal: no sweep of live rows sees it");
 }
 
@@ -121,10 +113,8 @@ async fn an_unreadable_terminal_row_is_skipped_and_left_as_it_is_until_it_expire
     assert!(store.sweep_candidates(SweepQuery::Expired { now: early, limit: 10 }).await.unwrap().is_empty());
     assert_eq!(raw(&path, &bad.id), before);
 
-    let expired = store
-        .sweep_candidates(SweepQuery::Expired { now: at(100_000), limit: 10 })
-        .await
-        .expect("the sweep succeeds");
+    let expired =
+        store.sweep_candidates(SweepQuery::Expired { now: at(100_000), limit: 10 }).await.expect("the sweep succeeds");
     assert_eq!(ids(&expired), vec![good.id.clone()]);
     let gone: Option<String> = Connection::open(&path)
         .unwrap()

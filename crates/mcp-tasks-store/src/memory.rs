@@ -26,10 +26,7 @@ impl std::fmt::Debug for MemoryStore {
     // Counts, not contents: a store's Debug ends up in logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let inner = self.lock();
-        f.debug_struct("MemoryStore")
-            .field("tasks", &inner.tasks.len())
-            .field("dead_letters", &inner.dead.len())
-            .finish()
+        f.debug_struct("MemoryStore").field("tasks", &inner.tasks.len()).field("dead_letters", &inner.dead.len()).finish()
     }
 }
 
@@ -56,9 +53,7 @@ impl MemoryStore {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // No method panics while holding the lock, so a poisoned lock can
         // only come from a panic outside our code; the maps are still whole.
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -75,20 +70,10 @@ impl Inner {
         if let Some(key) = &new.idempotency_key
             && let Some(existing) = self.keys.get(&key_slot(new.principal.as_deref(), key))
         {
-            if let Some(record) = self
-                .tasks
-                .get(existing)
-                .filter(|r| r.fingerprint == fingerprint)
-            {
-                return Ok(Created {
-                    record: record.clone(),
-                    created: false,
-                });
+            if let Some(record) = self.tasks.get(existing).filter(|r| r.fingerprint == fingerprint) {
+                return Ok(Created { record: record.clone(), created: false });
             }
-            return Err(StoreError::IdempotencyConflict {
-                key: key.clone(),
-                existing: existing.clone(),
-            });
+            return Err(StoreError::IdempotencyConflict { key: key.clone(), existing: existing.clone() });
         }
         if self.tasks.contains_key(&new.id) {
             return Err(StoreError::DuplicateId(new.id));
@@ -129,16 +114,10 @@ impl Inner {
             fingerprint,
         };
         if let Some(key) = &record.idempotency_key {
-            self.keys.insert(
-                key_slot(record.principal.as_deref(), key),
-                record.id.clone(),
-            );
+            self.keys.insert(key_slot(record.principal.as_deref(), key), record.id.clone());
         }
         self.tasks.insert(record.id.clone(), record.clone());
-        Ok(Created {
-            record,
-            created: true,
-        })
+        Ok(Created { record, created: true })
     }
 
     fn apply_one(&mut self, update: GuardedUpdate) -> UpdateOutcome {
@@ -155,8 +134,7 @@ impl Inner {
                 }
                 if let Some(removed) = self.tasks.remove(&update.guard.id) {
                     if let Some(key) = &removed.idempotency_key {
-                        self.keys
-                            .remove(&key_slot(removed.principal.as_deref(), key));
+                        self.keys.remove(&key_slot(removed.principal.as_deref(), key));
                     }
                     let slot = removed.principal.clone().unwrap_or_default();
                     if let Some(usage) = self.usage.get_mut(&slot) {
@@ -208,16 +186,9 @@ fn guard_holds(guard: &Guard, record: &TaskRecord) -> bool {
     guard.version.is_none_or(|v| record.version == v)
         && guard.status.is_none_or(|s| record.status == s)
         && guard.attempt.is_none_or(|a| record.attempt == a)
-        && guard
-            .lease_owner
-            .as_deref()
-            .is_none_or(|owner| record.lease.as_ref().is_some_and(|l| l.owner == owner))
-        && guard
-            .cancel_requested
-            .is_none_or(|c| record.cancel_requested == c)
-        && guard
-            .last_seen_at_or_before
-            .is_none_or(|t| record.last_seen_at() <= t)
+        && guard.lease_owner.as_deref().is_none_or(|owner| record.lease.as_ref().is_some_and(|l| l.owner == owner))
+        && guard.cancel_requested.is_none_or(|c| record.cancel_requested == c)
+        && guard.last_seen_at_or_before.is_none_or(|t| record.last_seen_at() <= t)
 }
 
 /// Writes every set field of `change` into `record`, bumps the version and,
@@ -297,10 +268,7 @@ fn is_due(record: &TaskRecord, now: Timestamp, tools: Option<&[String]>) -> bool
 }
 
 /// Takes the first `limit` of `rows` by `key` (then id), cloned.
-fn oldest_first(
-    rows: impl Iterator<Item = (Timestamp, TaskRecord)>,
-    limit: usize,
-) -> Vec<TaskRecord> {
+fn oldest_first(rows: impl Iterator<Item = (Timestamp, TaskRecord)>, limit: usize) -> Vec<TaskRecord> {
     let mut rows: Vec<_> = rows.collect();
     rows.sort_by(|(a, ra), (b, rb)| a.cmp(b).then_with(|| ra.id.cmp(&rb.id)));
     rows.into_iter().take(limit).map(|(_, r)| r).collect()
@@ -321,18 +289,9 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().tasks.get(id).cloned())
     }
 
-    async fn get_visible(
-        &self,
-        id: &TaskId,
-        principal: Option<&str>,
-    ) -> Result<Option<TaskRecord>, StoreError> {
+    async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         // Filter before cloning: another principal's task is never copied.
-        Ok(self
-            .lock()
-            .tasks
-            .get(id)
-            .filter(|r| r.principal.as_deref() == principal)
-            .cloned())
+        Ok(self.lock().tasks.get(id).filter(|r| r.principal.as_deref() == principal).cloned())
     }
 
     async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
@@ -349,17 +308,10 @@ impl TaskStore for MemoryStore {
         let mut inner = self.lock();
         let tools = params.tools.as_deref();
         let due = oldest_first(
-            inner
-                .tasks
-                .values()
-                .filter(|r| is_due(r, params.now, tools))
-                .map(|r| (r.run_at.unwrap_or_default(), r.clone())),
+            inner.tasks.values().filter(|r| is_due(r, params.now, tools)).map(|r| (r.run_at.unwrap_or_default(), r.clone())),
             params.limit,
         );
-        let lease = Lease {
-            owner: params.owner.clone(),
-            expires_at: params.lease_expires_at,
-        };
+        let lease = Lease { owner: params.owner.clone(), expires_at: params.lease_expires_at };
         let mut claimed = Vec::with_capacity(due.len());
         for row in due {
             if let Some(record) = inner.tasks.get_mut(&row.id) {
@@ -381,16 +333,11 @@ impl TaskStore for MemoryStore {
         let rows = inner.tasks.values();
         let live = |r: &&TaskRecord| r.status.is_live();
         Ok(match query {
-            SweepQuery::PastDeadline { now, limit } => oldest_first(
-                rows.filter(live)
-                    .filter(|r| r.deadline_at <= now)
-                    .map(|r| (r.deadline_at, r.clone())),
-                limit,
-            ),
+            SweepQuery::PastDeadline { now, limit } => {
+                oldest_first(rows.filter(live).filter(|r| r.deadline_at <= now).map(|r| (r.deadline_at, r.clone())), limit)
+            }
             SweepQuery::Unseen { cutoff, limit } => oldest_first(
-                rows.filter(live)
-                    .filter(|r| r.last_seen_at() <= cutoff)
-                    .map(|r| (r.last_seen_at(), r.clone())),
+                rows.filter(live).filter(|r| r.last_seen_at() <= cutoff).map(|r| (r.last_seen_at(), r.clone())),
                 limit,
             ),
             SweepQuery::Expired { now, limit } => oldest_first(
@@ -401,9 +348,7 @@ impl TaskStore for MemoryStore {
             SweepQuery::Leased { before, limit } => oldest_first(
                 rows.filter(live).filter_map(|r| {
                     let lease = r.lease.as_ref()?;
-                    before
-                        .is_none_or(|b| lease.expires_at <= b)
-                        .then(|| (lease.expires_at, r.clone()))
+                    before.is_none_or(|b| lease.expires_at <= b).then(|| (lease.expires_at, r.clone()))
                 }),
                 limit,
             ),
@@ -419,19 +364,14 @@ impl TaskStore for MemoryStore {
             .filter(|r| query.tool.as_deref().is_none_or(|t| r.tool == t))
             .cloned()
             .collect();
-        rows.sort_by(|a, b| {
-            b.created_at
-                .cmp(&a.created_at)
-                .then_with(|| b.id.cmp(&a.id))
-        });
+        rows.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
         rows.truncate(listing_limit(query.limit));
         Ok(rows)
     }
 
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
         let inner = self.lock();
-        let mut counts: BTreeMap<TaskStatus, u64> =
-            ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
+        let mut counts: BTreeMap<TaskStatus, u64> = ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
         for record in inner.tasks.values() {
             *counts.entry(record.status).or_default() += 1;
         }
@@ -444,19 +384,13 @@ impl TaskStore for MemoryStore {
             .tasks
             .values()
             .filter(|r| r.status == TaskStatus::Completed && r.tool == tool)
-            .filter_map(|r| {
-                r.terminal_at
-                    .map(|t| (t, r.id.clone(), t.as_millis() - r.created_at.as_millis()))
-            })
+            .filter_map(|r| r.terminal_at.map(|t| (t, r.id.clone(), t.as_millis() - r.created_at.as_millis())))
             .collect();
         done.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
         Ok(done.into_iter().take(limit).map(|(_, _, ms)| ms).collect())
     }
 
-    async fn list_dead_letters(
-        &self,
-        query: DeadLetterQuery,
-    ) -> Result<Vec<DeadLetter>, StoreError> {
+    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
         let inner = self.lock();
         let mut rows: Vec<_> = inner
             .dead
@@ -465,31 +399,20 @@ impl TaskStore for MemoryStore {
             .filter(|(_, d)| query.include_requeued || d.requeued_as.is_none())
             .collect();
         rows.sort_by(|(sa, a), (sb, b)| b.dead_at.cmp(&a.dead_at).then_with(|| sb.cmp(sa)));
-        Ok(rows
-            .into_iter()
-            .take(listing_limit(query.limit))
-            .map(|(_, d)| d.clone())
-            .collect())
+        Ok(rows.into_iter().take(listing_limit(query.limit)).map(|(_, d)| d.clone()).collect())
     }
 
     async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
         Ok(self.lock().dead.get(task).map(|(_, d)| d.clone()))
     }
 
-    async fn requeue_dead_letter(
-        &self,
-        task: &TaskId,
-        new: NewTask,
-    ) -> Result<TaskRecord, StoreError> {
+    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
         let mut inner = self.lock();
         match inner.dead.get(task) {
             None => return Err(StoreError::DeadLetterNotFound(task.clone())),
             Some((_, d)) => {
                 if let Some(requeued_as) = &d.requeued_as {
-                    return Err(StoreError::AlreadyRequeued {
-                        task: task.clone(),
-                        requeued_as: requeued_as.clone(),
-                    });
+                    return Err(StoreError::AlreadyRequeued { task: task.clone(), requeued_as: requeued_as.clone() });
                 }
             }
         }

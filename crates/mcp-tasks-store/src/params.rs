@@ -149,19 +149,12 @@ pub struct Guard {
 impl Guard {
     /// A guard on the id alone.
     pub fn id(id: TaskId) -> Self {
-        Guard {
-            id,
-            ..Guard::default()
-        }
+        Guard { id, ..Guard::default() }
     }
 
     /// A guard that the row is exactly as `record` was read.
     pub fn read(record: &TaskRecord) -> Self {
-        Guard {
-            id: record.id.clone(),
-            version: Some(record.version),
-            ..Guard::default()
-        }
+        Guard { id: record.id.clone(), version: Some(record.version), ..Guard::default() }
     }
 }
 
@@ -239,18 +232,12 @@ pub struct GuardedUpdate {
 impl GuardedUpdate {
     /// A change under `guard`.
     pub fn change(guard: Guard, change: Change) -> Self {
-        GuardedUpdate {
-            guard,
-            update: Update::Change(Box::new(change)),
-        }
+        GuardedUpdate { guard, update: Update::Change(Box::new(change)) }
     }
 
     /// A deletion under `guard`.
     pub fn delete(guard: Guard) -> Self {
-        GuardedUpdate {
-            guard,
-            update: Update::Delete,
-        }
+        GuardedUpdate { guard, update: Update::Delete }
     }
 }
 

@@ -110,10 +110,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError>;
 
     /// Dead letters, newest `dead_at` first (then most recently written).
-    async fn list_dead_letters(
-        &self,
-        query: DeadLetterQuery,
-    ) -> Result<Vec<DeadLetter>, StoreError>;
+    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError>;
 
     /// One dead letter.
     async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError>;
@@ -123,11 +120,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// Fails with [`StoreError::DeadLetterNotFound`] or
     /// [`StoreError::AlreadyRequeued`], or as [`create`](TaskStore::create)
     /// does; on failure nothing changes.
-    async fn requeue_dead_letter(
-        &self,
-        task: &TaskId,
-        new: NewTask,
-    ) -> Result<TaskRecord, StoreError>;
+    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError>;
 
     /// Deletes dead letters matching every set filter of `query`
     /// (`dead_before` is exclusive); returns how many.

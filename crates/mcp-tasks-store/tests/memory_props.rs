@@ -12,12 +12,7 @@ use proptest::prelude::*;
 enum Step {
     /// A change of task `task`, guarded on its version read `lag` changes ago
     /// (0: current; `None`: no version guard), optionally on a status.
-    Change {
-        task: usize,
-        lag: Option<i64>,
-        status_guard: Option<usize>,
-        to: Option<usize>,
-    },
+    Change { task: usize, lag: Option<i64>, status_guard: Option<usize>, to: Option<usize> },
     /// A delete of task `task`, guarded like a change.
     Delete { task: usize, lag: Option<i64> },
     /// A claim of up to two tasks.
@@ -38,10 +33,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 /// Everything but the poll instant, which polls may move on any row.
 fn without_polls(r: &TaskRecord) -> TaskRecord {
-    TaskRecord {
-        last_polled_at: None,
-        ..r.clone()
-    }
+    TaskRecord { last_polled_at: None, ..r.clone() }
 }
 
 proptest! {

@@ -81,7 +81,11 @@ impl E2Params {
         {
             return Err(StudyError::param(
                 "fixed-ms",
-                format!("{} ms against a {} s task would need more than {MAX_POLLS_PER_RUN} polls per run", short(step), short(longest)),
+                format!(
+                    "{} ms against a {} s task would need more than {MAX_POLLS_PER_RUN} polls per run",
+                    short(step),
+                    short(longest)
+                ),
             ));
         }
         if let Some(max) = self.adaptive_max_ms.iter().cloned().reduce(f64::min) {
@@ -259,11 +263,7 @@ pub const CLOCK_START_S: i64 = 1_000_000;
 /// The paper's adaptive client: the shipped client's follow loop in the
 /// floor mode with its own backoff ceiling `max_ms`.
 pub fn adaptive_client(shipped: &FollowConfig, max_ms: f64) -> FollowConfig {
-    FollowConfig {
-        pacing: PacingMode::HintAsFloor,
-        poll: PollPolicy { max_ms, ..shipped.poll.clone() },
-        ..shipped.clone()
-    }
+    FollowConfig { pacing: PacingMode::HintAsFloor, poll: PollPolicy { max_ms, ..shipped.poll.clone() }, ..shipped.clone() }
 }
 
 /// Who polls in one cell.

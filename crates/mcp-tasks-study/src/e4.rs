@@ -12,7 +12,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{Clock, Follow, FollowConfig, FollowStep, ManualClock, Policy, PyRandom, ServerHints, TaskStatus, Timestamp};
+use mcp_tasks_core::{
+    Clock, Follow, FollowConfig, FollowStep, ManualClock, Policy, PyRandom, ServerHints, TaskStatus, Timestamp,
+};
 use mcp_tasks_runtime::{CreateTask, Runtime};
 use mcp_tasks_store::MemoryStore;
 use serde::Serialize;
@@ -144,13 +146,12 @@ pub async fn run_cell(max_ms: f64, window_s: f64, honour: bool, params: &E4Param
 
     let mut client = Follow::new(&adaptive_client(&FollowConfig::default(), max_ms), PyRandom::new(params.seed));
     // What this client takes from the server's answers: at most the orphan window.
-    let known = ServerHints {
-        orphan_window_ms: honour.then_some(created.orphan_window_ms),
-        ..ServerHints::default()
-    };
+    let known = ServerHints { orphan_window_ms: honour.then_some(created.orphan_window_ms), ..ServerHints::default() };
     let delay_s = |step: FollowStep| match step {
         FollowStep::Poll { delay_ms, .. } => Ok(delay_ms / 1000.0),
-        FollowStep::Done { status } => Err(StudyError::runtime("E4 client", format!("the never-ending task ended {status}"))),
+        FollowStep::Done { status } => {
+            Err(StudyError::runtime("E4 client", format!("the never-ending task ended {status}")))
+        }
         FollowStep::GiveUp(_) => Err(StudyError::runtime("E4 client", "gave up on a server that always answered")),
     };
     let sweep = Duration::from_secs_f64(params.sweep_interval_s);

@@ -52,11 +52,7 @@ pub async fn advertised(policy: &HintPolicy, duration_s: f64) -> Result<Advertis
         .create_task(CreateTask::new(TOOL_NAME, serde_json::json!({ "seconds": duration_s as u64 })))
         .await
         .map_err(|e| StudyError::runtime("E5 create", e))?;
-    Ok(AdvertisedHint {
-        duration_s,
-        hint_ms: view.poll_interval_ms as f64,
-        orphan_window_ms: view.orphan_window_ms as f64,
-    })
+    Ok(AdvertisedHint { duration_s, hint_ms: view.poll_interval_ms as f64, orphan_window_ms: view.orphan_window_ms as f64 })
 }
 
 /// The hint the server advertised for one duration.
@@ -133,8 +129,7 @@ pub async fn run_with_client(
     }
     let grid = run_grid(e4, true, progress).await?;
     let all_survived = grid.cells.iter().all(|c| !c.orphaned);
-    let mut result =
-        E5Result { frontier, grid, all_survived, hints, hint_policy, reading: String::new(), e2: e2.clone() };
+    let mut result = E5Result { frontier, grid, all_survived, hints, hint_policy, reading: String::new(), e2: e2.clone() };
     result.reading = result.read_frontier();
     Ok(result)
 }

@@ -131,12 +131,8 @@ pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
         let mut chart = frontier_chart(root, "E2: poll cost against staleness (relative to the task)", 22, &cells)?;
         for (i, &d) in r.params.durations_s.iter().enumerate() {
             let color = palette(i);
-            let mut pts: Vec<(f64, f64, PollCellPolicy)> = r
-                .cells
-                .iter()
-                .filter(|c| c.duration_s == d)
-                .map(|c| (c.polls_mean, stale_pct(c), c.policy))
-                .collect();
+            let mut pts: Vec<(f64, f64, PollCellPolicy)> =
+                r.cells.iter().filter(|c| c.duration_s == d).map(|c| (c.polls_mean, stale_pct(c), c.policy)).collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             chart
                 .draw_series(LineSeries::new(pts.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))
@@ -158,7 +154,10 @@ pub fn e2_frontier(r: &E2Result, path: &Path) -> Result<(), StudyError> {
                 .map_err(|e| e.to_string())?;
         }
         legend(&mut chart)?;
-        footnote(&foot, "filled: fixed interval; open: adaptive backoff (label: its ceiling); never stale is drawn at 0.01 %")
+        footnote(
+            &foot,
+            "filled: fixed interval; open: adaptive backoff (label: its ceiling); never stale is drawn at 0.01 %",
+        )
     })
 }
 
@@ -204,9 +203,7 @@ pub fn e3_costs(r: &E3Result, path: &Path) -> Result<(), StudyError> {
                     .map_err(|e| e.to_string())?
                     .label(*name)
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                chart
-                    .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
-                    .map_err(|e| e.to_string())?;
+                chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(|e| e.to_string())?;
             }
             legend(&mut chart)?;
         }
@@ -241,8 +238,7 @@ fn grid_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, r: &E4Result, title: &s
             let fill = if cell.orphaned { RGBColor(244, 170, 160) } else { RGBColor(170, 222, 170) };
             area.draw(&Rectangle::new([(x + 2, y + 2), (x + cw - 2, y + ch - 2)], fill.filled()))
                 .map_err(|e| e.to_string())?;
-            area.draw(&Text::new(cell.outcome(), (x + 12, y + ch / 2 - 16), (FONT, 15)))
-                .map_err(|e| e.to_string())?;
+            area.draw(&Text::new(cell.outcome(), (x + 12, y + ch / 2 - 16), (FONT, 15))).map_err(|e| e.to_string())?;
             area.draw(&Text::new(
                 format!("longest poll gap {} s", short(cell.longest_gap_s)),
                 (x + 12, y + ch / 2 + 4),
@@ -292,18 +288,14 @@ pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
             };
             let (plain, hinted) = (of(false), of(true));
             for (a, b) in plain.iter().zip(&hinted) {
-                chart
-                    .draw_series(LineSeries::new([*a, *b], color.mix(0.5).stroke_width(1)))
-                    .map_err(|e| e.to_string())?;
+                chart.draw_series(LineSeries::new([*a, *b], color.mix(0.5).stroke_width(1))).map_err(|e| e.to_string())?;
             }
             chart
                 .draw_series(plain.iter().map(|p| Circle::new(*p, 5, color.stroke_width(2))))
                 .map_err(|e| e.to_string())?
                 .label(format!("~{} s task (hint {} s)", short(d), short(r.hint_for(d) / 1000.0)))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
-            chart
-                .draw_series(hinted.iter().map(|p| Circle::new(*p, 5, color.filled())))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(hinted.iter().map(|p| Circle::new(*p, 5, color.filled()))).map_err(|e| e.to_string())?;
             if let Some(c) = r.hint_paced(d) {
                 paced.push((point(c), color, c.policy));
             }
@@ -312,9 +304,12 @@ pub fn e5_hint(r: &E5Result, path: &Path) -> Result<(), StudyError> {
         // that points which coincide (as they do when the hint scales with
         // the duration) still all show.
         chart
-            .draw_series(paced.iter().enumerate().map(|(i, (p, color, _))| {
-                TriangleMarker::new(*p, 16 - 4 * i.min(3) as i32, color.filled())
-            }))
+            .draw_series(
+                paced
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (p, color, _))| TriangleMarker::new(*p, 16 - 4 * i.min(3) as i32, color.filled())),
+            )
             .map_err(|e| e.to_string())?
             .label("hint-paced client (a triangle per duration)")
             .legend(|(x, y)| TriangleMarker::new((x + 10, y), 7, BLACK.filled()));
@@ -349,8 +344,7 @@ pub struct Figures<'a> {
 /// Writes every figure for what was run into `dir` (created if missing);
 /// returns the files written.
 pub fn write_all(figures: Figures<'_>, dir: &Path) -> Result<Vec<PathBuf>, StudyError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| StudyError::Plot { path: dir.display().to_string(), reason: e.to_string() })?;
+    std::fs::create_dir_all(dir).map_err(|e| StudyError::Plot { path: dir.display().to_string(), reason: e.to_string() })?;
     let mut written = Vec::new();
     let mut out = |name: &str| {
         let p = dir.join(name);

@@ -1,7 +1,7 @@
 //! `--plot` writes one readable SVG per figure, drawn from the results.
 
-use mcp_tasks_study::report::{self, Experiment, StudyParams};
 use mcp_tasks_study::Silent;
+use mcp_tasks_study::report::{self, Experiment, StudyParams};
 
 #[tokio::test]
 async fn every_figure_is_an_svg_with_the_results_in_it() {

@@ -139,7 +139,13 @@ fn simulate_cell(d: f64, seeds: u32, n_phases: u32, delays: impl Fn(u32) -> Dela
 
 /// An E4 grid the paper never used, with these client ceilings.
 fn other_e4(max_backoff_ms: Vec<f64>) -> E4Params {
-    E4Params { max_backoff_ms, orphan_window_s: vec![600.0, 150.0, 90.0], task_duration_s: 2400.0, sweep_interval_s: 20.0, seed: 11 }
+    E4Params {
+        max_backoff_ms,
+        orphan_window_s: vec![600.0, 150.0, 90.0],
+        task_duration_s: 2400.0,
+        sweep_interval_s: 20.0,
+        seed: 11,
+    }
 }
 
 /// The model's phases for `n`: ±10 % in equal steps, 0.02 for the paper's 11.
@@ -258,7 +264,8 @@ async fn e5_hinted_cells_follow_the_hint_as_a_floor() {
         hinted += 1;
         // The server's default hint: 2 % of the expected duration, within [0.25 s, 60 s].
         assert_eq!(hint_ms, (c.duration_s * 0.02 * 1000.0).clamp(250.0, 60_000.0));
-        let (polls, stale) = simulate_cell(c.duration_s, 2, 3, |seed| Delays { hint: Some(hint_ms), ..Delays::new(seed, max_ms) });
+        let (polls, stale) =
+            simulate_cell(c.duration_s, 2, 3, |seed| Delays { hint: Some(hint_ms), ..Delays::new(seed, max_ms) });
         assert_eq!(c.polls_mean, polls, "{c:?}");
         assert_eq!(c.stale_p50_s, stale, "{c:?}");
     }
@@ -301,7 +308,13 @@ async fn e5_hint_paced_clients_are_in_one_regime_at_every_duration() {
         assert!((polls - unclamped_ratios[0].0).abs() < 1e-9, "{unclamped_ratios:?}");
         assert!((ratio / unclamped_ratios[0].1 - 1.0).abs() < 1e-6, "{unclamped_ratios:?}");
     }
-    let adaptive = |d| r.frontier.iter().find(|c| c.duration_s == d && c.policy == PollCellPolicy::Adaptive { max_ms: 60_000.0 }).unwrap().stale_ratio;
+    let adaptive = |d| {
+        r.frontier
+            .iter()
+            .find(|c| c.duration_s == d && c.policy == PollCellPolicy::Adaptive { max_ms: 60_000.0 })
+            .unwrap()
+            .stale_ratio
+    };
     assert!(adaptive(90.0) / adaptive(2400.0) > 10.0, "the adaptive client's regime still depends on the duration");
     // The footnote reads the numbers it shows.
     let table = r.table6a();

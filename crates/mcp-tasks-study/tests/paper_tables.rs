@@ -110,10 +110,7 @@ async fn table_5_backoff_against_the_orphan_window() {
 #[tokio::test]
 async fn table_1_handle_survival_across_a_restart() {
     let r = mcp_tasks_study::e1::run(&Silent).await.unwrap();
-    assert_cells(
-        &r.table1(),
-        &["in-memory | 0 | 20 | 0 | 0%", "SQLite (WAL, synchronous=FULL) | 20 | 0 | 8 | 100%"],
-    );
+    assert_cells(&r.table1(), &["in-memory | 0 | 20 | 0 | 0%", "SQLite (WAL, synchronous=FULL) | 20 | 0 | 8 | 100%"]);
     // The memory store lost the completed results too; SQLite kept all twelve.
     assert_eq!(r.rows[0].results_kept, 0);
     assert_eq!(r.rows[1].results_kept, 12);

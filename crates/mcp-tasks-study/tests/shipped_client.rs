@@ -5,10 +5,10 @@
 //! exactly as published.
 
 use mcp_tasks_core::{FollowConfig, PacingMode, PollPolicy};
+use mcp_tasks_study::Silent;
 use mcp_tasks_study::e2::E2Params;
 use mcp_tasks_study::e4::E4Params;
 use mcp_tasks_study::e5::{self, E5Result};
-use mcp_tasks_study::Silent;
 
 const HINT_PACED_ROW: &str =
     "hint-paced (server sets pace) | 67.4 | 0.46 s | 0.8% | 67.4 | 2.30 s | 0.8% | 67.4 | 13.78 s | 0.8%";
@@ -50,6 +50,11 @@ async fn table_6b_every_honouring_client_survives() {
     let cells: Vec<String> = t.rows.iter().map(|row| row.join(" | ")).collect();
     assert_eq!(
         cells,
-        ["10 s | survived | survived", "60 s | survived | survived", "300 s | survived | survived", "900 s | survived | survived"]
+        [
+            "10 s | survived | survived",
+            "60 s | survived | survived",
+            "300 s | survived | survived",
+            "900 s | survived | survived"
+        ]
     );
 }

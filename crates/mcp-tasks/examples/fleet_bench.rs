@@ -88,7 +88,11 @@ impl Running {
             config.store = StoreArg::Sqlite(dir.path().join("tasks.db"));
         }
         // Defaults for leases and sweeps: nothing lapses in a benchmark.
-        config.timing = Timing { lease: Duration::from_secs(30), reaper: Duration::from_secs(30), leader_lease: Duration::from_secs(15) };
+        config.timing = Timing {
+            lease: Duration::from_secs(30),
+            reaper: Duration::from_secs(30),
+            leader_lease: Duration::from_secs(15),
+        };
         config.journal = None;
         config.rust_log = "warn,rmcp=error,mcp_tasks::cmd::serve=info".to_owned(); // the line saying where it listens
         config.extra = vec!["--max-tasks-per-principal".into(), "0".into(), "--max-connections".into(), "4096".into()];
@@ -288,5 +292,9 @@ async fn main() {
     for (name, c, p, e) in rows {
         println!("{name:<36} {c:>14.0} {p:>12.0} {e:>18.0}");
     }
-    println!("{:<36} {:>14.0}   (PostgresStore::create, {CLIENTS} concurrent, no HTTP)", "PostgreSQL store alone", median(store));
+    println!(
+        "{:<36} {:>14.0}   (PostgresStore::create, {CLIENTS} concurrent, no HTTP)",
+        "PostgreSQL store alone",
+        median(store)
+    );
 }

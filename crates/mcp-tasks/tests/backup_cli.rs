@@ -12,13 +12,7 @@ use serde_json::json;
 use serve_support::spawn;
 
 fn backup(db: &std::path::Path, to: &std::path::Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
-        .args(["backup", "--db"])
-        .arg(db)
-        .arg("--to")
-        .arg(to)
-        .output()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_mcp-tasks")).args(["backup", "--db"]).arg(db).arg("--to").arg(to).output().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -115,10 +115,7 @@ fn a_demo_tool_runs_to_completion_and_prints_its_result() {
     let dir = TempDir::new();
     let server = serve(dir.path());
     let book = book_path(dir.path());
-    let out = call(
-        &book,
-        &[&server.url, "long_running_report", "--args", r#"{"topic":"tests","sections":2,"ms":100}"#],
-    );
+    let out = call(&book, &[&server.url, "long_running_report", "--args", r#"{"topic":"tests","sections":2,"ms":100}"#]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");

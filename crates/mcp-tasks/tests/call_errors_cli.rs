@@ -67,7 +67,9 @@ fn a_closed_port_asks_whether_the_server_is_running() {
     let line = error_line(&call(dir.path(), &url, &[]));
     assert_eq!(
         line,
-        format!("error: cannot start an MCP session with {url}: connection refused — is the server running at 127.0.0.1:{port}?")
+        format!(
+            "error: cannot start an MCP session with {url}: connection refused — is the server running at 127.0.0.1:{port}?"
+        )
     );
 }
 
@@ -79,7 +81,9 @@ fn a_wrong_path_points_at_the_mcp_endpoint() {
     let line = error_line(&call(dir.path(), &url, &[]));
     assert_eq!(
         line,
-        format!("error: cannot start an MCP session with {url}: HTTP 404 Not Found at /wrong — the MCP endpoint is usually /mcp")
+        format!(
+            "error: cannot start an MCP session with {url}: HTTP 404 Not Found at /wrong — the MCP endpoint is usually /mcp"
+        )
     );
 }
 
@@ -113,7 +117,10 @@ fn https_to_a_plain_port_says_this_client_speaks_http() {
     let server = serve(dir.path(), &[]);
     let url = server.0.url.replace("http://", "https://");
     let line = error_line(&call(dir.path(), &url, &[]));
-    assert!(line.ends_with(": this client speaks plain HTTP only — use an http:// URL (or a proxy that ends TLS)"), "{line}");
+    assert!(
+        line.ends_with(": this client speaks plain HTTP only — use an http:// URL (or a proxy that ends TLS)"),
+        "{line}"
+    );
 }
 
 /// Answers every request on a fresh loopback port with `200 OK` and an HTML

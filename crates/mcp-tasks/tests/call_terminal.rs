@@ -26,11 +26,8 @@ const COLS: u16 = 100;
 /// returns the screen it left, row by row (trailing blank rows dropped).
 fn screen_after(args: &[&str]) -> Vec<String> {
     let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', r"'\''"))).collect();
-    let command = format!(
-        "stty rows {ROWS} cols {COLS}; exec '{}' call {}",
-        env!("CARGO_BIN_EXE_mcp-tasks"),
-        quoted.join(" ")
-    );
+    let command =
+        format!("stty rows {ROWS} cols {COLS}; exec '{}' call {}", env!("CARGO_BIN_EXE_mcp-tasks"), quoted.join(" "));
     let out = Command::new("script")
         .args(["--quiet", "--return", "--command", &command, "/dev/null"])
         .env_remove("MCP_TASKS_TOKEN")

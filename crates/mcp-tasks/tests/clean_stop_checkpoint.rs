@@ -39,8 +39,12 @@ async fn a_copy_of_the_db_file_after_a_clean_stop_has_every_task() {
     let copy = backup_dir.path().join("copy.db");
     std::fs::copy(&db, &copy).unwrap();
     let store = mcp_tasks_sqlite::SqliteStore::open(&copy).unwrap();
-    let found: BTreeSet<String> =
-        store.list(ListQuery::default()).await.unwrap().into_iter().map(|r| r.id.0).collect();
+    let found: BTreeSet<String> = store.list(ListQuery::default()).await.unwrap().into_iter().map(|r| r.id.0).collect();
     let missing: Vec<_> = created.difference(&found).collect();
-    assert!(missing.is_empty(), "{} of {} created tasks are missing from the copied file: {missing:?}", missing.len(), created.len());
+    assert!(
+        missing.is_empty(),
+        "{} of {} created tasks are missing from the copied file: {missing:?}",
+        missing.len(),
+        created.len()
+    );
 }

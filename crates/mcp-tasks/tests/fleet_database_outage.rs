@@ -228,7 +228,13 @@ async fn losing_the_database_under_load_gives_clear_errors_and_loses_nothing() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut pending: Vec<String> = tally.acked.clone();
     while !pending.is_empty() {
-        assert!(Instant::now() < deadline, "{} acknowledged tasks did not complete: {:?}\n{}", pending.len(), &pending[..pending.len().min(5)], fleet.logs());
+        assert!(
+            Instant::now() < deadline,
+            "{} acknowledged tasks did not complete: {:?}\n{}",
+            pending.len(),
+            &pending[..pending.len().min(5)],
+            fleet.logs()
+        );
         let mut still = Vec::new();
         for id in pending {
             let got = client.get(&id).await.unwrap_or_else(|e| panic!("acknowledged task {id}: {e}"));

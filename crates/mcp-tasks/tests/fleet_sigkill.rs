@@ -155,7 +155,8 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
         let before: BTreeSet<String> =
             acked.iter().map(|a| a.id.clone()).chain(fleet.journal().into_iter().map(|e| e.task)).collect();
         let mut round_ids = Vec::new();
-        let tools = std::iter::repeat_n("counted_job", COUNTED_PER_ROUND).chain(std::iter::repeat_n("once_only_job", ONCE_ONLY_PER_ROUND));
+        let tools = std::iter::repeat_n("counted_job", COUNTED_PER_ROUND)
+            .chain(std::iter::repeat_n("once_only_job", ONCE_ONLY_PER_ROUND));
         for tool in tools {
             match client.start(tool, json!({"ms": JOB_MS}), &DeclineAll, &Silent).await {
                 Ok(Started::Task(handle)) => {
@@ -218,7 +219,10 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
         let finished = all_terminal(&client, &ids, bound).await;
         let took = killed_at.elapsed();
         assert!(finished.is_some(), "round {round}: tasks not terminal within {bound:?} of the kill\n{}", fleet.logs());
-        eprintln!("round {round}: killed pid {victim_pid} running {} task(s); all terminal {took:?} after the kill", orphaned.len());
+        eprintln!(
+            "round {round}: killed pid {victim_pid} running {} task(s); all terminal {took:?} after the kill",
+            orphaned.len()
+        );
 
         for mut call in round_calls {
             let deadline = Instant::now() + bound;
@@ -232,7 +236,8 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
             std::io::Read::read_to_string(call.0.stderr.as_mut().unwrap(), &mut err).unwrap();
             let status = call.0.wait().unwrap();
             assert!(status.success(), "mcp-tasks call failed ({status}): {out}\n{err}");
-            let line: Value = serde_json::from_str(out.lines().next().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {out}"));
+            let line: Value =
+                serde_json::from_str(out.lines().next().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {out}"));
             assert_eq!(line["status"], "completed", "{line}");
             calls.push(line["taskId"].as_str().unwrap().to_owned());
         }
@@ -274,7 +279,13 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
                 }
             }
             "once_only_job" => {
-                assert_eq!(starts.get(&a.id), Some(&1), "unsafe-to-re-run task {} started {:?} times", a.id, starts.get(&a.id));
+                assert_eq!(
+                    starts.get(&a.id),
+                    Some(&1),
+                    "unsafe-to-re-run task {} started {:?} times",
+                    a.id,
+                    starts.get(&a.id)
+                );
                 if task["status"] == "failed" {
                     let message = task["error"]["message"].as_str().unwrap_or_default();
                     assert!(message.contains("not safe to re-run"), "{task}");
@@ -286,7 +297,10 @@ async fn sigkilled_instances_lose_no_task_and_rerun_no_unsafe_one() {
             _ => unreachable!(),
         }
     }
-    eprintln!("{} tasks, {resumed} resumed on a survivor, {interrupted} unsafe ones failed instead of re-run; victims {victims:?}", acked.len());
+    eprintln!(
+        "{} tasks, {resumed} resumed on a survivor, {interrupted} unsafe ones failed instead of re-run; victims {victims:?}",
+        acked.len()
+    );
     assert!(resumed > 0, "some task was resumed after a kill");
     assert_eq!(stored.values().filter(|s| !matches!(s.as_str(), "completed" | "failed")).count(), 0, "{stored:?}");
 }

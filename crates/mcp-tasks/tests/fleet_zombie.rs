@@ -71,7 +71,11 @@ async fn a_resumed_zombie_cannot_overwrite_work_taken_over() {
     let bound = timing.takeover_bound() + Duration::from_millis(JOB_MS) + SLACK;
     let mut finals: BTreeMap<String, Value> = BTreeMap::new();
     while finals.len() < ids.len() {
-        assert!(stopped_at.elapsed() < bound, "not every task ended within {bound:?} of SIGSTOP: {finals:?}\n{}", fleet.logs());
+        assert!(
+            stopped_at.elapsed() < bound,
+            "not every task ended within {bound:?} of SIGSTOP: {finals:?}\n{}",
+            fleet.logs()
+        );
         let open: Vec<&String> = ids.iter().filter(|id| !finals.contains_key(*id)).collect();
         for id in open {
             let got = client.get(id).await.unwrap();
@@ -81,12 +85,19 @@ async fn a_resumed_zombie_cannot_overwrite_work_taken_over() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    eprintln!("{} of {TASKS} tasks were on the zombie; all ended {:?} after SIGSTOP", zombie_tasks.len(), stopped_at.elapsed());
+    eprintln!(
+        "{} of {TASKS} tasks were on the zombie; all ended {:?} after SIGSTOP",
+        zombie_tasks.len(),
+        stopped_at.elapsed()
+    );
     for id in &ids {
         let text = finals[id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
         assert_eq!(finals[id]["status"], "completed", "{}", finals[id]);
         if zombie_tasks.contains(id) {
-            assert!(text.starts_with("attempt 2 on pid ") && !text.ends_with(&format!(" {zombie_pid}")), "taken over: {text}");
+            assert!(
+                text.starts_with("attempt 2 on pid ") && !text.ends_with(&format!(" {zombie_pid}")),
+                "taken over: {text}"
+            );
         }
     }
 
@@ -98,19 +109,13 @@ async fn a_resumed_zombie_cannot_overwrite_work_taken_over() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let journal = fleet.journal();
-        let woke: BTreeSet<String> = journal
-            .iter()
-            .filter(|e| e.pid == zombie_pid && e.event != "start")
-            .map(|e| e.task.clone())
-            .collect();
+        let woke: BTreeSet<String> =
+            journal.iter().filter(|e| e.pid == zombie_pid && e.event != "start").map(|e| e.task.clone()).collect();
         // A handler that returned a result tried to write it: the runtime
         // must say it was refused. One stopped before it could (a fleet that
         // fences itself) has nothing to refuse.
-        let finished: BTreeSet<String> = journal
-            .iter()
-            .filter(|e| e.pid == zombie_pid && e.event == "finish")
-            .map(|e| e.task.clone())
-            .collect();
+        let finished: BTreeSet<String> =
+            journal.iter().filter(|e| e.pid == zombie_pid && e.event == "finish").map(|e| e.task.clone()).collect();
         let log = fleet.instances[zombie].log_lines();
         let refused: BTreeSet<String> = zombie_tasks
             .iter()
@@ -134,7 +139,8 @@ async fn a_resumed_zombie_cannot_overwrite_work_taken_over() {
     // Exactly one finish per task was written by a live claim.
     let journal = fleet.journal();
     for id in &ids {
-        let finishes: Vec<_> = journal.iter().filter(|e| e.task == *id && e.event == "finish" && e.pid != zombie_pid).collect();
+        let finishes: Vec<_> =
+            journal.iter().filter(|e| e.task == *id && e.event == "finish" && e.pid != zombie_pid).collect();
         assert_eq!(finishes.len(), 1, "task {id}: {finishes:?}");
         let text = before[id].3.clone();
         assert!(text.contains(&format!("attempt {} on pid {}", finishes[0].attempt, finishes[0].pid)), "{text}");

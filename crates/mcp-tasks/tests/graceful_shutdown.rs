@@ -19,10 +19,8 @@ fn options(url: &str) -> ClientOptions {
 }
 
 async fn start_running(client: &TasksClient, sections: u32, ms: u32) -> String {
-    let Started::Task(handle) = client
-        .start("long_running_report", json!({"sections": sections, "ms": ms}), &DeclineAll, &Silent)
-        .await
-        .unwrap()
+    let Started::Task(handle) =
+        client.start("long_running_report", json!({"sections": sections, "ms": ms}), &DeclineAll, &Silent).await.unwrap()
     else {
         panic!("not a task")
     };

@@ -43,10 +43,7 @@ async fn serve_on_postgres_completes_a_task_and_leaves_live_leases_alone() {
     // Another instance is running a task: its lease is live for an hour.
     let seeded = PostgresStore::open(&url).await.expect("open");
     let now = wall_clock();
-    let foreign = NewTask {
-        deadline_at: now.plus(Duration::from_secs(3600)),
-        ..new_task("long_running_report", now)
-    };
+    let foreign = NewTask { deadline_at: now.plus(Duration::from_secs(3600)), ..new_task("long_running_report", now) };
     seeded.create(foreign.clone()).await.expect("create");
     let claimed = seeded
         .claim(ClaimParams {

@@ -29,7 +29,11 @@ async fn start_task(client: &TasksClient, tool: &str, args: Value) -> TaskHandle
 }
 
 /// Polls `tasks/get` until `done` holds.
-async fn wait_for(client: &TasksClient, id: &str, done: impl Fn(&rmcp_task::GetTaskResult) -> bool) -> rmcp_task::GetTaskResult {
+async fn wait_for(
+    client: &TasksClient,
+    id: &str,
+    done: impl Fn(&rmcp_task::GetTaskResult) -> bool,
+) -> rmcp_task::GetTaskResult {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let got = client.get(id).await.unwrap();
@@ -66,7 +70,8 @@ async fn a_killed_server_restarts_and_every_task_resolves() {
 
     // Waiting for input at the crash.
     let asking = start_task(&client, "confirm_delete", json!({"filename": "survivor.txt"})).await;
-    wait_for(&client, &asking.task_id, |g| g.task.status() == mcp_tasks_client::rmcp::model::TaskStatus::InputRequired).await;
+    wait_for(&client, &asking.task_id, |g| g.task.status() == mcp_tasks_client::rmcp::model::TaskStatus::InputRequired)
+        .await;
 
     // Running at the crash (its status message shows a handler has it).
     let running = start_task(&client, "long_running_report", json!({"sections": 2, "ms": 400, "topic": "crashes"})).await;
@@ -109,7 +114,8 @@ async fn a_killed_server_restarts_and_every_task_resolves() {
     assert_eq!(result_of(&done_after), done_before);
 
     // The waiting task still waits, with its request, and completes once answered.
-    let waiting = wait_for(&client, &asking.task_id, |g| g.task.status() != mcp_tasks_client::rmcp::model::TaskStatus::Working).await;
+    let waiting =
+        wait_for(&client, &asking.task_id, |g| g.task.status() != mcp_tasks_client::rmcp::model::TaskStatus::Working).await;
     assert_eq!(mcp_tasks_client::core_status(waiting.task.status()), TaskStatus::InputRequired, "{waiting:?}");
     let answer = [("confirm".to_owned(), json!({"action": "accept", "content": {"confirm": true}}))].into();
     client.answer(&asking.task_id, answer).await.unwrap();

@@ -73,11 +73,7 @@ async fn a_second_server_on_the_same_file_is_refused() {
     }
 
     // Inspection works beside the running server.
-    let listed = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
-        .args(["tasks", "list", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let listed = Command::new(env!("CARGO_BIN_EXE_mcp-tasks")).args(["tasks", "list", "--db"]).arg(&db).output().unwrap();
     assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
     assert!(String::from_utf8_lossy(&listed.stdout).contains(&handle.task_id));
 

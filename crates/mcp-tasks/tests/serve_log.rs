@@ -71,10 +71,8 @@ async fn the_log_tells_what_happened_to_the_work() {
 
     // Both are back: the report running again, the question asked again.
     wait_until(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
-    wait_until(&client, &running, |g| {
-        g.task.task.status_message.as_deref().is_some_and(|m| !m.starts_with("resumed"))
-    })
-    .await;
+    wait_until(&client, &running, |g| g.task.task.status_message.as_deref().is_some_and(|m| !m.starts_with("resumed")))
+        .await;
     second.terminate();
     let exit = second.child.wait().unwrap();
     assert!(exit.success(), "{exit:?}");

@@ -34,8 +34,14 @@ fn e1_json_shape() {
         assert_eq!(num(r, "resolved") + num(r, "lost"), 20.0);
         assert!((0.0..=1.0).contains(&num(r, "survival")));
     }
-    assert_eq!((rows[0]["resolved"].clone(), rows[0]["lost"].clone(), rows[0]["survival"].clone()), (0.into(), 20.into(), 0.0.into()));
-    assert_eq!((rows[1]["resolved"].clone(), rows[1]["resumable"].clone(), rows[1]["survival"].clone()), (20.into(), 8.into(), 1.0.into()));
+    assert_eq!(
+        (rows[0]["resolved"].clone(), rows[0]["lost"].clone(), rows[0]["survival"].clone()),
+        (0.into(), 20.into(), 0.0.into())
+    );
+    assert_eq!(
+        (rows[1]["resolved"].clone(), rows[1]["resumable"].clone(), rows[1]["survival"].clone()),
+        (20.into(), 8.into(), 1.0.into())
+    );
 }
 
 #[test]
@@ -48,7 +54,8 @@ fn e2_json_shape() {
     assert_eq!(first["policy"], "fixed");
     assert_eq!(first["interval_ms"], 250);
     assert_eq!(num(first, "polls_mean"), 2644.0 / 11.0);
-    let adaptive = cells.iter().find(|c| c["policy"] == "adaptive" && c["max_ms"] == 10000 && c["duration_s"] == 1800).unwrap();
+    let adaptive =
+        cells.iter().find(|c| c["policy"] == "adaptive" && c["max_ms"] == 10000 && c["duration_s"] == 1800).unwrap();
     assert_eq!(num(adaptive, "polls_mean"), 54367.0 / 220.0);
     for c in cells {
         for k in ["polls_mean", "stale_p50_s", "stale_p95_s", "stale_ratio"] {
@@ -126,7 +133,19 @@ fn tables_print_in_the_papers_order() {
 
 #[test]
 fn parameters_change_the_run() {
-    let v = json(&["e2", "--durations", "120", "--fixed-ms", "500", "--adaptive-max-ms", "4000", "--seeds", "2", "--phases", "3"]);
+    let v = json(&[
+        "e2",
+        "--durations",
+        "120",
+        "--fixed-ms",
+        "500",
+        "--adaptive-max-ms",
+        "4000",
+        "--seeds",
+        "2",
+        "--phases",
+        "3",
+    ]);
     let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     // Phases 0.9, 1.0, 1.1 of 120 s polled every 0.5 s: 216, 240, 264 polls.
@@ -135,7 +154,17 @@ fn parameters_change_the_run() {
     // A 100 s backoff under a 60 s window is orphaned, at a sweep instant
     // (a multiple of the sweep interval given) and before the task would end.
     for sweep in [10u32, 7] {
-        let v = json(&["e4", "--max-backoff-ms", "100000", "--orphan-window-s", "60", "--sweep-interval-s", &sweep.to_string(), "--task-duration-s", "600"]);
+        let v = json(&[
+            "e4",
+            "--max-backoff-ms",
+            "100000",
+            "--orphan-window-s",
+            "60",
+            "--sweep-interval-s",
+            &sweep.to_string(),
+            "--task-duration-s",
+            "600",
+        ]);
         let cells = v["cells"].as_array().unwrap();
         assert_eq!(cells.len(), 1);
         assert_eq!(cells[0]["orphaned"], true, "{v}");

@@ -12,11 +12,7 @@ use serde_json::{Value, json};
 const T0: Timestamp = Timestamp::from_secs(1_785_234_600); // 2026-07-28T10:30:00Z
 
 fn cli(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
-        .args(args)
-        .env("MCP_TASKS_DB", db)
-        .output()
-        .expect("run mcp-tasks")
+    Command::new(env!("CARGO_BIN_EXE_mcp-tasks")).args(args).env("MCP_TASKS_DB", db).output().expect("run mcp-tasks")
 }
 
 fn ok(db: &Path, args: &[&str]) -> String {
@@ -74,11 +70,18 @@ fn seed(db: &Path) -> (TaskId, TaskId, TaskId) {
             dead_letter,
             ..Change::default()
         };
-        let outcomes = store.apply(vec![GuardedUpdate::change(Guard::read(&done), end(TaskStatus::Completed, None, None))]).await.unwrap();
+        let outcomes = store
+            .apply(vec![GuardedUpdate::change(Guard::read(&done), end(TaskStatus::Completed, None, None))])
+            .await
+            .unwrap();
         assert!(outcomes[0].applied());
         let poisoned = store.create(new_task("flaky", T0.plus(std::time::Duration::from_secs(2)))).await.unwrap().record;
         let error = TaskError::internal("connection reset by peer").with_data(json!({"class": "poison"}));
-        let letter = NewDeadLetter { reason: "poison: attempts exhausted".into(), error: error.clone(), dead_at: T0.plus(std::time::Duration::from_secs(5)) };
+        let letter = NewDeadLetter {
+            reason: "poison: attempts exhausted".into(),
+            error: error.clone(),
+            dead_at: T0.plus(std::time::Duration::from_secs(5)),
+        };
         let outcomes = store
             .apply(vec![GuardedUpdate::change(Guard::read(&poisoned), end(TaskStatus::Failed, Some(error), Some(letter)))])
             .await
@@ -144,7 +147,10 @@ fn dlq_list_show_requeue_purge() {
     let new_id = requeued.trim().rsplit(' ').next().unwrap().to_owned();
     assert!(requeued.starts_with(&format!("requeued {poisoned} as task ")), "{requeued}");
     let fresh: Value = serde_json::from_str(&ok(&db, &["tasks", "show", &new_id, "--json"])).unwrap();
-    assert_eq!((fresh["status"].as_str(), fresh["attempt"].as_u64(), fresh["tool"].as_str()), (Some("working"), Some(1), Some("flaky")));
+    assert_eq!(
+        (fresh["status"].as_str(), fresh["attempt"].as_u64(), fresh["tool"].as_str()),
+        (Some("working"), Some(1), Some("flaky"))
+    );
     assert_eq!(fresh["max_attempts"].as_u64(), Some(5), "{fresh}");
     assert_eq!(fresh["arguments"], json!({"n": 1}));
 

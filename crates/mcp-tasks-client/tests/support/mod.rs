@@ -66,12 +66,7 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn new(settings: Settings) -> Self {
-        TestServer {
-            tasks: TaskManager::new(),
-            settings,
-            journal: Arc::default(),
-            stale: Arc::default(),
-        }
+        TestServer { tasks: TaskManager::new(), settings, journal: Arc::default(), stale: Arc::default() }
     }
 
     pub fn journal(&self) -> std::sync::MutexGuard<'_, Journal> {
@@ -195,9 +190,8 @@ impl ServerHandler for TestServer {
                 if request.request_state.as_deref() != Some("round-1") {
                     return Err(McpError::invalid_params("requestState was not echoed", None));
                 }
-                let task = self.tasks.spawn(self.options(), move |_ctx| {
-                    Box::pin(async move { Ok(text(format!("hello {name}"))) })
-                });
+                let task =
+                    self.tasks.spawn(self.options(), move |_ctx| Box::pin(async move { Ok(text(format!("hello {name}"))) }));
                 Ok(self.created(task))
             }
             other => Err(McpError::invalid_params(format!("unknown tool {other}"), None)),
@@ -229,11 +223,7 @@ impl ServerHandler for TestServer {
         Ok(r)
     }
 
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
+    async fn update_task(&self, request: UpdateTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
         self.journal().updates.push(request.input_responses.keys().cloned().collect());
         if let Some((_, left)) = self.stale.lock().unwrap().get_mut(&request.task_id) {
             *left = self.settings.stale_reads;
@@ -241,11 +231,7 @@ impl ServerHandler for TestServer {
         self.tasks.update_task(&request.task_id, request.input_responses)
     }
 
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
+    async fn cancel_task(&self, request: CancelTaskParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
         self.journal().cancels.push(request.task_id.clone());
         self.tasks.cancel_task(&request.task_id)
     }

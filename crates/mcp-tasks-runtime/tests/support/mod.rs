@@ -19,9 +19,7 @@ use tokio::sync::{Semaphore, mpsc};
 /// 2026-07-28T10:30:00Z.
 pub const T0: Timestamp = Timestamp::from_secs(1_785_234_600);
 
-pub type RunFn = dyn Fn(TaskContext) -> Pin<Box<dyn Future<Output = Result<Value, ToolFailure>> + Send>>
-    + Send
-    + Sync;
+pub type RunFn = dyn Fn(TaskContext) -> Pin<Box<dyn Future<Output = Result<Value, ToolFailure>> + Send>> + Send + Sync;
 
 /// A tool whose `run` is a closure; counts its runs.
 pub struct FnTool {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, TaskServerBuilder};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, CreateTaskResult, ErrorData,
-    GetTaskParams, GetTaskResult, Implementation, ProtocolVersion, TaskStatus,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, CreateTaskResult, ErrorData, GetTaskParams,
+    GetTaskResult, Implementation, ProtocolVersion, TaskStatus,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;

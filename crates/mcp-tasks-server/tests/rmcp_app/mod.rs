@@ -12,10 +12,9 @@ use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ErrorData, GetTaskParams,
-    GetTaskResult, Implementation, ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion,
-    Resource, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ErrorData, GetTaskParams, GetTaskResult,
+    Implementation, ListResourcesResult, PaginatedRequestParams, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer, RunningService};
@@ -24,8 +23,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{
-    ClientLifecycleMode, ClientServiceExt, ErrorData as McpError, Json, RoleClient, ServerHandler, ServiceError,
-    prompt, prompt_handler, prompt_router, tool, tool_handler, tool_router,
+    ClientLifecycleMode, ClientServiceExt, ErrorData as McpError, Json, RoleClient, ServerHandler, ServiceError, prompt,
+    prompt_handler, prompt_router, tool, tool_handler, tool_router,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -158,7 +157,8 @@ pub type Client = RunningService<RoleClient, ClientConfig>;
 /// A real rmcp client on protocol 2026-07-28; `tasks`: it declares the tasks extension.
 pub async fn client(url: &str, tasks: bool) -> Client {
     let caps = if tasks { ClientCapabilities::builder().enable_tasks().build() } else { ClientCapabilities::default() };
-    let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url.to_owned()));
+    let transport =
+        StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url.to_owned()));
     let info = ClientConfig::new(caps, Implementation::new("drop-in-tests", "0"));
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     info.serve_with_lifecycle(transport, lifecycle).await.unwrap()

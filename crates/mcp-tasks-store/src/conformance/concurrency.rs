@@ -21,10 +21,7 @@ async fn create_many(store: &Arc<dyn TaskStore>, n: usize, callers: usize) -> Ve
             let mut made = Vec::new();
             for i in 0..count {
                 let run_at = ((caller * per_caller + i) % 50) as i64;
-                let new = NewTask {
-                    run_at: at(run_at),
-                    ..new_task("report", at(0))
-                };
+                let new = NewTask { run_at: at(run_at), ..new_task("report", at(0)) };
                 made.push(create(&*store, new).await.id);
             }
             made
@@ -49,18 +46,11 @@ pub async fn concurrent_claimers_never_share_a_task(store: Arc<dyn TaskStore>) {
             let owner = format!("exec-{c}");
             let mut mine = Vec::new();
             loop {
-                let batch = store
-                    .claim(claim_params(&owner, at(100), 3))
-                    .await
-                    .expect("claim");
+                let batch = store.claim(claim_params(&owner, at(100), 3)).await.expect("claim");
                 if batch.is_empty() {
                     break mine;
                 }
-                assert!(
-                    batch
-                        .iter()
-                        .all(|r| r.lease.as_ref().is_some_and(|l| l.owner == owner))
-                );
+                assert!(batch.iter().all(|r| r.lease.as_ref().is_some_and(|l| l.owner == owner)));
                 mine.extend(ids(&batch));
                 tokio::task::yield_now().await;
             }
@@ -84,14 +74,8 @@ pub async fn concurrent_creates_are_all_visible(store: Arc<dyn TaskStore>) {
     for id in &made {
         assert_eq!(get(&*store, id).await.status, TaskStatus::Working);
     }
-    assert_eq!(
-        store.count_by_status().await.expect("count")[&TaskStatus::Working],
-        256
-    );
-    assert_eq!(
-        store.list(ListQuery::default()).await.expect("list").len(),
-        256
-    );
+    assert_eq!(store.count_by_status().await.expect("count")[&TaskStatus::Working], 256);
+    assert_eq!(store.list(ListQuery::default()).await.expect("list").len(), 256);
 }
 
 /// 16 concurrent creations of one call under one key make exactly one task,
@@ -119,10 +103,7 @@ pub async fn concurrent_creates_with_one_key_agree(store: Arc<dyn TaskStore>) {
     }
     assert_eq!(created, 1, "exactly one creation under one key");
     assert_eq!(ids.len(), 1, "every caller gets the same task");
-    assert_eq!(
-        store.list(ListQuery::default()).await.expect("list").len(),
-        1
-    );
+    assert_eq!(store.list(ListQuery::default()).await.expect("list").len(), 1);
 }
 
 /// 16 callers racing to finish one task from the same read: exactly one wins.
@@ -133,11 +114,7 @@ pub async fn concurrent_guarded_updates_have_one_winner(store: Arc<dyn TaskStore
         let store = Arc::clone(&store);
         let guard = Guard::read(&read);
         handles.push(tokio::spawn(async move {
-            let status = if i % 2 == 0 {
-                TaskStatus::Completed
-            } else {
-                TaskStatus::Cancelled
-            };
+            let status = if i % 2 == 0 { TaskStatus::Completed } else { TaskStatus::Cancelled };
             let c = Change {
                 now: at(1),
                 status: Some(status),
@@ -160,9 +137,5 @@ pub async fn concurrent_guarded_updates_have_one_winner(store: Arc<dyn TaskStore
     assert_eq!(winners.len(), 1, "exactly one compare-and-set wins");
     let (i, won) = winners.remove(0);
     assert_eq!(won.status_message, Some(format!("winner {i}")));
-    assert_eq!(
-        get(&*store, &read.id).await,
-        won,
-        "the winner's change is what is stored"
-    );
+    assert_eq!(get(&*store, &read.id).await, won, "the winner's change is what is stored");
 }

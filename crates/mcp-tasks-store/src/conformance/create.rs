@@ -56,16 +56,8 @@ pub async fn create_get_round_trip(store: &dyn TaskStore) {
     assert!(r.input_requests.is_empty() && r.input_responses.is_empty());
     assert_eq!(r.idempotency_key.as_deref(), Some("key-1"));
     assert_eq!(r.fingerprint, call_fingerprint("report", &arguments));
-    assert_eq!(
-        store.get(&new.id).await.expect("get").as_ref(),
-        Some(r),
-        "get must return what create returned"
-    );
-    assert_eq!(
-        store.get(&TaskId::random()).await.expect("get unknown"),
-        None,
-        "an unknown id reads as None"
-    );
+    assert_eq!(store.get(&new.id).await.expect("get").as_ref(), Some(r), "get must return what create returned");
+    assert_eq!(store.get(&TaskId::random()).await.expect("get unknown"), None, "an unknown id reads as None");
 }
 
 /// Every field a [`Change`] can set (and clear) reads back exactly, and
@@ -77,11 +69,8 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
         json!({ "method": "elicitation/create", "params": { "message": "Go on?", "requestedSchema": { "type": "object" } } }),
     )]
     .into();
-    let responses: BTreeMap<_, _> = [(
-        "earlier".to_owned(),
-        json!({ "action": "accept", "content": { "ok": true } }),
-    )]
-    .into();
+    let responses: BTreeMap<_, _> =
+        [("earlier".to_owned(), json!({ "action": "accept", "content": { "ok": true } }))].into();
     let set_all = Change {
         now: at(20),
         status: Some(TaskStatus::InputRequired),
@@ -104,11 +93,7 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
         other => panic!("change under a holding guard: expected Applied(Some), got {other:?}"),
     };
     assert_eq!(changed.version, 2, "an applied change bumps the version");
-    assert_eq!(
-        changed.updated_at,
-        at(20),
-        "an applied change sets updated_at = now"
-    );
+    assert_eq!(changed.updated_at, at(20), "an applied change sets updated_at = now");
     assert_eq!(changed.created_at, at(0), "created_at never changes");
     assert_eq!(changed.status, TaskStatus::InputRequired);
     assert_eq!(changed.status_message.as_deref(), Some("waiting for you"));
@@ -120,11 +105,7 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
     assert_eq!(changed.input_requests, requests);
     assert_eq!(changed.input_responses, responses);
     assert_eq!(changed.pending_input().count(), 1);
-    assert_eq!(
-        get(store, &r.id).await,
-        changed,
-        "get must return the row apply returned"
-    );
+    assert_eq!(get(store, &r.id).await, changed, "get must return the row apply returned");
 
     let cleared = change(
         store,
@@ -141,25 +122,17 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
         },
     )
     .await;
-    assert_eq!(
-        cleared.status_message, None,
-        "Some(None) clears the status message"
-    );
+    assert_eq!(cleared.status_message, None, "Some(None) clears the status message");
     assert_eq!(cleared.lease, None, "Some(None) releases the lease");
     assert_eq!(cleared.expires_at, None, "Some(None) clears expires_at");
     assert_eq!(cleared.run_at, Some(at(40)));
-    assert_eq!(
-        cleared.input_requests, requests,
-        "fields a change leaves unset stay as they were"
-    );
+    assert_eq!(cleared.input_requests, requests, "fields a change leaves unset stay as they were");
     assert_eq!(cleared.version, 3);
     assert_eq!(get(store, &r.id).await, cleared);
 
-    store
-        .record_polls(&[(r.id.clone(), at(35))])
-        .await
-        .expect("record_polls");
-    let result = json!({ "content": [{ "type": "text", "text": "done ✓" }], "structuredContent": { "rows": 3 }, "isError": false });
+    store.record_polls(&[(r.id.clone(), at(35))]).await.expect("record_polls");
+    let result =
+        json!({ "content": [{ "type": "text", "text": "done ✓" }], "structuredContent": { "rows": 3 }, "isError": false });
     let done = change(
         store,
         &r.id,
@@ -173,15 +146,8 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
         },
     )
     .await;
-    assert_eq!(
-        done.last_polled_at,
-        Some(at(35)),
-        "record_polls instants are kept"
-    );
-    assert_eq!(
-        (done.terminal_at, done.expires_at),
-        (Some(at(50)), Some(at(3650)))
-    );
+    assert_eq!(done.last_polled_at, Some(at(35)), "record_polls instants are kept");
+    assert_eq!((done.terminal_at, done.expires_at), (Some(at(50)), Some(at(3650))));
     assert_eq!(done.result, Some(result));
     assert_eq!(get(store, &r.id).await, done);
 
@@ -203,11 +169,7 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
         },
     )
     .await;
-    assert_eq!(
-        failed.error,
-        Some(error),
-        "a JSON-RPC error round-trips with its data"
-    );
+    assert_eq!(failed.error, Some(error), "a JSON-RPC error round-trips with its data");
     assert_eq!(get(store, &other.id).await, failed);
 }
 
@@ -216,16 +178,8 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
 /// field at all bump the version and leave it.
 pub async fn only_visible_changes_move_updated_at(store: &dyn TaskStore) {
     let r = create(store, new_task("report", at(0))).await;
-    let renewed = change(
-        store,
-        &r.id,
-        Change {
-            now: at(10),
-            lease: Some(Some(lease("exec-1", at(40)))),
-            ..Change::default()
-        },
-    )
-    .await;
+    let renewed =
+        change(store, &r.id, Change { now: at(10), lease: Some(Some(lease("exec-1", at(40)))), ..Change::default() }).await;
     assert_eq!(renewed.lease, Some(lease("exec-1", at(40))));
     assert_eq!(
         (renewed.version, renewed.updated_at),
@@ -235,12 +189,7 @@ pub async fn only_visible_changes_move_updated_at(store: &dyn TaskStore) {
     let flagged = change(
         store,
         &r.id,
-        Change {
-            now: at(20),
-            cancel_requested: Some(true),
-            run_at: Some(Some(at(25))),
-            ..Change::default()
-        },
+        Change { now: at(20), cancel_requested: Some(true), run_at: Some(Some(at(25))), ..Change::default() },
     )
     .await;
     assert_eq!(flagged.updated_at, r.updated_at, "a cancel flag and a due instant are not visible");
@@ -250,16 +199,9 @@ pub async fn only_visible_changes_move_updated_at(store: &dyn TaskStore) {
         (r.version + 3, r.updated_at),
         "an empty change applies, bumps the version and leaves updated_at"
     );
-    let said = change(
-        store,
-        &r.id,
-        Change {
-            now: at(40),
-            status_message: Some(Some("halfway".to_owned())),
-            ..Change::default()
-        },
-    )
-    .await;
+    let said =
+        change(store, &r.id, Change { now: at(40), status_message: Some(Some("halfway".to_owned())), ..Change::default() })
+            .await;
     assert_eq!(said.updated_at, at(40), "a new status message moves updated_at");
     assert_eq!(get(store, &r.id).await, said);
 }
@@ -274,9 +216,5 @@ pub async fn duplicate_id_is_rejected(store: &dyn TaskStore) {
         Err(StoreError::DuplicateId(id)) => assert_eq!(id, first.id),
         other => panic!("a reused id must fail with DuplicateId, got {other:?}"),
     }
-    assert_eq!(
-        get(store, &first.id).await,
-        first,
-        "a rejected create must not touch the existing task"
-    );
+    assert_eq!(get(store, &first.id).await, first, "a rejected create must not touch the existing task");
 }

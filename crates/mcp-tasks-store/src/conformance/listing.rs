@@ -26,66 +26,24 @@ pub async fn list_filters_and_orders(store: &dyn TaskStore) {
     }
     let list = |q: ListQuery| async move { ids(&store.list(q).await.expect("list")) };
     let newest_first: Vec<_> = made.iter().rev().cloned().collect();
-    assert_eq!(
-        list(ListQuery::default()).await,
-        newest_first,
-        "everything, newest first"
-    );
-    assert_eq!(
-        list(ListQuery {
-            limit: 2,
-            ..ListQuery::default()
-        })
-        .await,
-        newest_first[..2].to_vec()
-    );
-    let finished = ListQuery {
-        statuses: vec![TaskStatus::Completed, TaskStatus::Failed],
-        ..ListQuery::default()
-    };
+    assert_eq!(list(ListQuery::default()).await, newest_first, "everything, newest first");
+    assert_eq!(list(ListQuery { limit: 2, ..ListQuery::default() }).await, newest_first[..2].to_vec());
+    let finished = ListQuery { statuses: vec![TaskStatus::Completed, TaskStatus::Failed], ..ListQuery::default() };
     assert_eq!(list(finished).await, vec![made[2].clone(), made[1].clone()]);
-    let alphas = ListQuery {
-        tool: Some("alpha".into()),
-        ..ListQuery::default()
-    };
-    assert_eq!(
-        list(alphas).await,
-        vec![made[3].clone(), made[2].clone(), made[0].clone()]
-    );
-    let live_betas = ListQuery {
-        tool: Some("beta".into()),
-        statuses: vec![TaskStatus::Working],
-        limit: 10,
-    };
+    let alphas = ListQuery { tool: Some("alpha".into()), ..ListQuery::default() };
+    assert_eq!(list(alphas).await, vec![made[3].clone(), made[2].clone(), made[0].clone()]);
+    let live_betas = ListQuery { tool: Some("beta".into()), statuses: vec![TaskStatus::Working], limit: 10 };
     assert!(list(live_betas).await.is_empty());
-    let full = store
-        .list(ListQuery {
-            limit: 1,
-            ..ListQuery::default()
-        })
-        .await
-        .expect("list");
-    assert_eq!(
-        full,
-        vec![get(store, &made[4]).await],
-        "list returns whole records"
-    );
+    let full = store.list(ListQuery { limit: 1, ..ListQuery::default() }).await.expect("list");
+    assert_eq!(full, vec![get(store, &made[4]).await], "list returns whole records");
 }
 
 /// `count_by_status` reports every status, zero included.
 pub async fn count_by_status_counts_every_status(store: &dyn TaskStore) {
     let empty = store.count_by_status().await.expect("count_by_status");
-    assert_eq!(
-        empty,
-        ALL_STATUSES.into_iter().map(|s| (s, 0)).collect(),
-        "an empty store counts 0 of each status"
-    );
-    let plan = [
-        (TaskStatus::Working, 3),
-        (TaskStatus::InputRequired, 1),
-        (TaskStatus::Completed, 2),
-        (TaskStatus::Cancelled, 1),
-    ];
+    assert_eq!(empty, ALL_STATUSES.into_iter().map(|s| (s, 0)).collect(), "an empty store counts 0 of each status");
+    let plan =
+        [(TaskStatus::Working, 3), (TaskStatus::InputRequired, 1), (TaskStatus::Completed, 2), (TaskStatus::Cancelled, 1)];
     for (status, n) in plan {
         for _ in 0..n {
             let t = create(store, new_task("report", at(0))).await;
@@ -95,8 +53,7 @@ pub async fn count_by_status_counts_every_status(store: &dyn TaskStore) {
         }
     }
     let counts = store.count_by_status().await.expect("count_by_status");
-    let mut expected: std::collections::BTreeMap<_, _> =
-        ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
+    let mut expected: std::collections::BTreeMap<_, _> = ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
     expected.extend(plan);
     assert_eq!(counts, expected);
 }
@@ -116,23 +73,8 @@ pub async fn recent_durations_newest_first(store: &dyn TaskStore) {
     finish(store, &other_tool.id, TaskStatus::Completed, at(600)).await;
     create(store, new_task("render", at(0))).await;
 
-    let durations = |limit| async move {
-        store
-            .recent_durations("render", limit)
-            .await
-            .expect("recent_durations")
-    };
-    assert_eq!(
-        durations(10).await,
-        vec![2_000, 30_000, 5_000],
-        "completed render tasks only, newest first, in ms"
-    );
+    let durations = |limit| async move { store.recent_durations("render", limit).await.expect("recent_durations") };
+    assert_eq!(durations(10).await, vec![2_000, 30_000, 5_000], "completed render tasks only, newest first, in ms");
     assert_eq!(durations(2).await, vec![2_000, 30_000]);
-    assert!(
-        store
-            .recent_durations("unknown", 10)
-            .await
-            .expect("recent_durations")
-            .is_empty()
-    );
+    assert!(store.recent_durations("unknown", 10).await.expect("recent_durations").is_empty());
 }

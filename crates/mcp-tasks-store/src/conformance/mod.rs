@@ -66,26 +66,18 @@ pub struct Fixture {
 impl Fixture {
     /// A fixture that needs nothing kept alive.
     pub fn new(store: Arc<dyn TaskStore>) -> Self {
-        Fixture {
-            store,
-            _keep: Box::new(()),
-        }
+        Fixture { store, _keep: Box::new(()) }
     }
 
     /// A fixture that keeps `keep` alive until the test ends.
     pub fn keeping(store: Arc<dyn TaskStore>, keep: impl Any + Send) -> Self {
-        Fixture {
-            store,
-            _keep: Box::new(keep),
-        }
+        Fixture { store, _keep: Box::new(keep) }
     }
 }
 
 impl std::fmt::Debug for Fixture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fixture")
-            .field("store", &self.store)
-            .finish_non_exhaustive()
+        f.debug_struct("Fixture").field("store", &self.store).finish_non_exhaustive()
     }
 }
 

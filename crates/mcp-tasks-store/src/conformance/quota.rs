@@ -21,10 +21,7 @@ fn owned(principal: Option<&str>, quota: Quota, n: i64) -> NewTask {
 }
 
 fn tasks_quota(max: u64) -> Quota {
-    Quota {
-        max_tasks: Some(max),
-        max_argument_bytes: None,
-    }
+    Quota { max_tasks: Some(max), max_argument_bytes: None }
 }
 
 /// Asserts `result` is `QuotaExceeded` for `principal` on `resource`.
@@ -36,12 +33,7 @@ fn assert_exceeded(
     limit: u64,
 ) {
     match result {
-        Err(StoreError::QuotaExceeded {
-            principal: p,
-            resource: r,
-            used: u,
-            limit: l,
-        }) => assert_eq!(
+        Err(StoreError::QuotaExceeded { principal: p, resource: r, used: u, limit: l }) => assert_eq!(
             (p.as_deref(), r, u, l),
             (principal, resource, used, limit),
             "the error names the principal, the limit and what it holds"
@@ -56,56 +48,25 @@ fn assert_exceeded(
 /// creation creates nothing.
 pub async fn quota_caps_tasks_per_principal(store: &dyn TaskStore) {
     let quota = tasks_quota(2);
-    let keyed = NewTask {
-        idempotency_key: Some("k".into()),
-        ..owned(Some("alice"), quota, 1)
-    };
+    let keyed = NewTask { idempotency_key: Some("k".into()), ..owned(Some("alice"), quota, 1) };
     let first = create(store, keyed.clone()).await;
     create(store, owned(Some("alice"), quota, 2)).await;
-    assert_exceeded(
-        store.create(owned(Some("alice"), quota, 3)).await,
-        Some("alice"),
-        QuotaResource::Tasks,
-        2,
-        2,
-    );
+    assert_exceeded(store.create(owned(Some("alice"), quota, 3)).await, Some("alice"), QuotaResource::Tasks, 2, 2);
     let replay = store
-        .create(NewTask {
-            id: mcp_tasks_core::TaskId::random(),
-            ..keyed
-        })
+        .create(NewTask { id: mcp_tasks_core::TaskId::random(), ..keyed })
         .await
         .expect("an idempotent replay at the limit adds nothing and is not refused");
     assert_eq!((replay.created, replay.record.id), (false, first.id.clone()));
     create(store, owned(Some("bob"), quota, 4)).await;
     create(store, owned(None, quota, 5)).await;
     create(store, owned(None, quota, 6)).await;
-    assert_exceeded(
-        store.create(owned(None, quota, 7)).await,
-        None,
-        QuotaResource::Tasks,
-        2,
-        2,
-    );
-    assert_eq!(
-        store.list(ListQuery::default()).await.expect("list").len(),
-        5,
-        "refused creations created nothing"
-    );
+    assert_exceeded(store.create(owned(None, quota, 7)).await, None, QuotaResource::Tasks, 2, 2);
+    assert_eq!(store.list(ListQuery::default()).await.expect("list").len(), 5, "refused creations created nothing");
 
     // A finished task still counts until its row is deleted (expiry).
     let done = finish(store, &first.id, TaskStatus::Completed, at(10)).await;
-    assert_exceeded(
-        store.create(owned(Some("alice"), quota, 8)).await,
-        Some("alice"),
-        QuotaResource::Tasks,
-        2,
-        2,
-    );
-    assert_eq!(
-        apply_one(store, GuardedUpdate::delete(Guard::read(&done))).await,
-        UpdateOutcome::Applied(None)
-    );
+    assert_exceeded(store.create(owned(Some("alice"), quota, 8)).await, Some("alice"), QuotaResource::Tasks, 2, 2);
+    assert_eq!(apply_one(store, GuardedUpdate::delete(Guard::read(&done))).await, UpdateOutcome::Applied(None));
     create(store, owned(Some("alice"), quota, 9)).await;
 }
 
@@ -114,10 +75,7 @@ pub async fn quota_caps_tasks_per_principal(store: &dyn TaskStore) {
 pub async fn quota_caps_argument_bytes(store: &dyn TaskStore) {
     let one = json!({ "pad": "x".repeat(100) });
     let size = argument_bytes(&one);
-    let quota = Quota {
-        max_tasks: None,
-        max_argument_bytes: Some(2 * size + size / 2),
-    };
+    let quota = Quota { max_tasks: None, max_argument_bytes: Some(2 * size + size / 2) };
     let sized = |principal: &str| NewTask {
         principal: Some(principal.to_owned()),
         quota: Some(quota),
@@ -133,10 +91,7 @@ pub async fn quota_caps_argument_bytes(store: &dyn TaskStore) {
         2 * size,
         2 * size + size / 2,
     );
-    let small = NewTask {
-        arguments: json!({}),
-        ..sized("alice")
-    };
+    let small = NewTask { arguments: json!({}), ..sized("alice") };
     create(store, small).await;
     create(store, sized("bob")).await;
 }
@@ -148,9 +103,7 @@ pub async fn concurrent_creates_never_overshoot_a_quota(store: Arc<dyn TaskStore
     let mut handles = Vec::new();
     for n in 0..24 {
         let store = Arc::clone(&store);
-        handles.push(tokio::spawn(async move {
-            store.create(owned(Some("alice"), quota, n)).await
-        }));
+        handles.push(tokio::spawn(async move { store.create(owned(Some("alice"), quota, n)).await }));
     }
     let mut created = 0;
     for h in handles {
@@ -164,8 +117,5 @@ pub async fn concurrent_creates_never_overshoot_a_quota(store: Arc<dyn TaskStore
         }
     }
     assert_eq!(created, 5, "exactly the quota's worth of creations succeed");
-    assert_eq!(
-        store.list(ListQuery::default()).await.expect("list").len(),
-        5
-    );
+    assert_eq!(store.list(ListQuery::default()).await.expect("list").len(), 5);
 }

@@ -37,38 +37,20 @@ pub fn new_task(tool: &str, created: Timestamp) -> NewTask {
 /// Creates `new`, which must be a fresh task, and returns its record.
 pub async fn create(store: &dyn TaskStore, new: NewTask) -> TaskRecord {
     let id = new.id.clone();
-    let created = store
-        .create(new)
-        .await
-        .unwrap_or_else(|e| panic!("create {id}: {e}"));
-    assert!(
-        created.created,
-        "create {id}: expected a new task, got an existing one"
-    );
+    let created = store.create(new).await.unwrap_or_else(|e| panic!("create {id}: {e}"));
+    assert!(created.created, "create {id}: expected a new task, got an existing one");
     created.record
 }
 
 /// Reads a task that must exist.
 pub async fn get(store: &dyn TaskStore, id: &TaskId) -> TaskRecord {
-    store
-        .get(id)
-        .await
-        .unwrap_or_else(|e| panic!("get {id}: {e}"))
-        .unwrap_or_else(|| panic!("get {id}: task missing"))
+    store.get(id).await.unwrap_or_else(|e| panic!("get {id}: {e}")).unwrap_or_else(|| panic!("get {id}: task missing"))
 }
 
 /// Applies one guarded update and returns its outcome.
 pub async fn apply_one(store: &dyn TaskStore, update: GuardedUpdate) -> UpdateOutcome {
-    let mut outcomes = store
-        .apply(vec![update])
-        .await
-        .unwrap_or_else(|e| panic!("apply: {e}"));
-    assert_eq!(
-        outcomes.len(),
-        1,
-        "apply returned {} outcomes for one update",
-        outcomes.len()
-    );
+    let mut outcomes = store.apply(vec![update]).await.unwrap_or_else(|e| panic!("apply: {e}"));
+    assert_eq!(outcomes.len(), 1, "apply returned {} outcomes for one update", outcomes.len());
     outcomes.remove(0)
 }
 
@@ -83,17 +65,8 @@ pub async fn change(store: &dyn TaskStore, id: &TaskId, change: Change) -> TaskR
 /// Moves a live task to `status` at `now` the way the runtime would: a
 /// completed task gets a result, a failed one an error, every terminal one
 /// `terminal_at = now`, `expires_at = now + 1 h` and no lease.
-pub async fn finish(
-    store: &dyn TaskStore,
-    id: &TaskId,
-    status: TaskStatus,
-    now: Timestamp,
-) -> TaskRecord {
-    let mut c = Change {
-        now,
-        status: Some(status),
-        ..Change::default()
-    };
+pub async fn finish(store: &dyn TaskStore, id: &TaskId, status: TaskStatus, now: Timestamp) -> TaskRecord {
+    let mut c = Change { now, status: Some(status), ..Change::default() };
     if status.is_terminal() {
         c.terminal_at = Some(now);
         c.expires_at = Some(Some(now.plus(Duration::from_secs(3600))));
@@ -102,9 +75,7 @@ pub async fn finish(
     }
     match status {
         TaskStatus::Completed => {
-            c.result = Some(
-                json!({ "content": [{ "type": "text", "text": format!("done {id}") }], "isError": false }),
-            )
+            c.result = Some(json!({ "content": [{ "type": "text", "text": format!("done {id}") }], "isError": false }))
         }
         TaskStatus::Failed => c.error = Some(TaskError::internal(format!("failed {id}"))),
         _ => {}
@@ -114,21 +85,12 @@ pub async fn finish(
 
 /// A lease held by `owner` until `expires_at`.
 pub fn lease(owner: &str, expires_at: Timestamp) -> Lease {
-    Lease {
-        owner: owner.to_owned(),
-        expires_at,
-    }
+    Lease { owner: owner.to_owned(), expires_at }
 }
 
 /// Claim parameters: any tool, up to `limit`, at `now`, leased for a minute.
 pub fn claim_params(owner: &str, now: Timestamp, limit: usize) -> ClaimParams {
-    ClaimParams {
-        owner: owner.to_owned(),
-        now,
-        lease_expires_at: now.plus(Duration::from_secs(60)),
-        limit,
-        tools: None,
-    }
+    ClaimParams { owner: owner.to_owned(), now, lease_expires_at: now.plus(Duration::from_secs(60)), limit, tools: None }
 }
 
 /// The ids of `records`, in order.

@@ -26,18 +26,10 @@ pub async fn terminal_rows_never_change(store: &dyn TaskStore) {
             };
             for guard in [Guard::id(r.id.clone()), Guard::read(&done)] {
                 let outcome = apply_one(store, GuardedUpdate::change(guard, late.clone())).await;
-                assert_eq!(
-                    outcome,
-                    UpdateOutcome::Lost,
-                    "a {terminal} task must not change (to {to:?})"
-                );
+                assert_eq!(outcome, UpdateOutcome::Lost, "a {terminal} task must not change (to {to:?})");
             }
         }
-        assert_eq!(
-            get(store, &r.id).await,
-            done,
-            "a {terminal} task must read back unchanged"
-        );
+        assert_eq!(get(store, &r.id).await, done, "a {terminal} task must read back unchanged");
     }
 }
 
@@ -55,9 +47,6 @@ pub async fn delete_requires_a_terminal_row(store: &dyn TaskStore) {
     }
     let r = create(store, new_task("report", at(0))).await;
     finish(store, &r.id, TaskStatus::Cancelled, at(1)).await;
-    assert_eq!(
-        apply_one(store, GuardedUpdate::delete(Guard::id(r.id.clone()))).await,
-        UpdateOutcome::Applied(None)
-    );
+    assert_eq!(apply_one(store, GuardedUpdate::delete(Guard::id(r.id.clone()))).await, UpdateOutcome::Applied(None));
     assert_eq!(store.get(&r.id).await.expect("get"), None);
 }

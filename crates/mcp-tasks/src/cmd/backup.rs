@@ -27,10 +27,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Without the serving lock: a backup runs beside the server.
     let store = SqliteStore::open(db).with_context(|| format!("opening {}", db.display()))?;
-    store
-        .backup_to(&args.to)
-        .await
-        .with_context(|| format!("backing up {} to {}", db.display(), args.to.display()))?;
+    store.backup_to(&args.to).await.with_context(|| format!("backing up {} to {}", db.display(), args.to.display()))?;
     println!("backed up {} to {}", db.display(), args.to.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -18,9 +18,8 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use mcp_tasks_client::rmcp::model::InputRequest;
 use mcp_tasks_client::{
-    BOOK_ENV, ClientError, ClientOptions, HandleBook, HandleRecord, InputPrompt,
-    InputResponder, PacingMode, Started, TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient,
-    TransportFailure, elicit_accept, elicit_decline,
+    BOOK_ENV, ClientError, ClientOptions, HandleBook, HandleRecord, InputPrompt, InputResponder, PacingMode, Started,
+    TaskEvent, TaskHandle, TaskObserver, TaskOutcome, TasksClient, TransportFailure, elicit_accept, elicit_decline,
 };
 use mcp_tasks_core::TaskStatus;
 use serde_json::{Map, Value, json};
@@ -271,9 +270,11 @@ impl Ui {
     fn new(terminal: bool) -> Self {
         let bar = terminal.then(|| {
             // Cleared, not left behind, however `call` ends (an error included).
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
-                .with_finish(ProgressFinish::AndClear);
-            bar.set_style(ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            let bar =
+                ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_finish(ProgressFinish::AndClear);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             bar.enable_steady_tick(Duration::from_millis(120));
             bar.set_message("calling…");
             bar
@@ -356,7 +357,11 @@ impl InputResponder for TerminalResponder {
             InputRequest::Elicitation(_) => {}
             InputRequest::ListRoots(_) => return Some(json!({ "roots": [] })),
             _ => {
-                self.ui.line(&format!("the server asked for {} ({}); this client cannot answer it", prompt.key, method(prompt)));
+                self.ui.line(&format!(
+                    "the server asked for {} ({}); this client cannot answer it",
+                    prompt.key,
+                    method(prompt)
+                ));
                 return None;
             }
         }
@@ -401,7 +406,8 @@ fn ask_on_terminal(params: &Value) -> Value {
         };
     }
     let schema = &params["requestedSchema"];
-    let required: Vec<&str> = schema["required"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let required: Vec<&str> =
+        schema["required"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     let mut content = Map::new();
     for (name, field) in schema["properties"].as_object().cloned().unwrap_or_default() {
         let is_required = required.contains(&name.as_str());
@@ -433,7 +439,11 @@ fn ask_on_terminal(params: &Value) -> Value {
 fn field_prompt(name: &str, field: &Value, required: bool) -> String {
     let title = field["title"].as_str().unwrap_or(name);
     let kind = match field["enum"].as_array() {
-        Some(options) => options.iter().map(|o| o.as_str().map(str::to_owned).unwrap_or_else(|| o.to_string())).collect::<Vec<_>>().join("/"),
+        Some(options) => options
+            .iter()
+            .map(|o| o.as_str().map(str::to_owned).unwrap_or_else(|| o.to_string()))
+            .collect::<Vec<_>>()
+            .join("/"),
         None => match field["type"].as_str().unwrap_or("string") {
             "boolean" => "y/n".to_owned(),
             other => other.to_owned(),
@@ -449,7 +459,11 @@ fn field_prompt(name: &str, field: &Value, required: bool) -> String {
 /// Turns a typed line into the JSON the field's schema asks for.
 fn parse_field(line: &str, field: &Value) -> Result<Value, String> {
     if let Some(options) = field["enum"].as_array() {
-        return options.iter().find(|o| o.as_str() == Some(line)).cloned().ok_or_else(|| "not one of the choices".to_owned());
+        return options
+            .iter()
+            .find(|o| o.as_str() == Some(line))
+            .cloned()
+            .ok_or_else(|| "not one of the choices".to_owned());
     }
     match field["type"].as_str().unwrap_or("string") {
         "boolean" => match line.to_ascii_lowercase().as_str() {
@@ -472,8 +486,8 @@ fn parse_field(line: &str, field: &Value) -> Result<Value, String> {
 mod tests {
     use super::*;
     use clap::Parser;
-    use mcp_tasks_core::{Clock, Follow, FollowStep, HintPolicy, ManualClock, PyRandom, ServerHints, Timestamp};
     use mcp_tasks_client::DEFAULT_REQUEST_TIMEOUT;
+    use mcp_tasks_core::{Clock, Follow, FollowStep, HintPolicy, ManualClock, PyRandom, ServerHints, Timestamp};
 
     #[derive(Parser)]
     struct Cli {

@@ -11,9 +11,9 @@ use mcp_tasks_core::{Policy, TaskId, Timestamp};
 use mcp_tasks_runtime::{Runtime, RuntimeError};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
 
-use super::policy_args::PolicyArgs;
-use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, print_json, print_one, when};
+use super::inspect::{EXIT_NOT_FOUND, InspectArgs, ListFlags, key_values, one_line, or_dash, print_json, print_one, when};
 use super::instant_arg::parse_instant;
+use super::policy_args::PolicyArgs;
 
 /// Flags of `mcp-tasks dlq`.
 pub(crate) type Args = InspectArgs<Command>;

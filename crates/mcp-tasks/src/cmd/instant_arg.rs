@@ -9,8 +9,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 /// The forms an instant argument takes, for `--help` and for the error.
-pub(super) const FORMS: &str =
-    "an RFC 3339 instant (2026-07-28T10:30:00Z), an age such as 2h or 30m (that long ago), or today or yesterday (midnight UTC)";
+pub(super) const FORMS: &str = "an RFC 3339 instant (2026-07-28T10:30:00Z), an age such as 2h or 30m (that long ago), or today or yesterday (midnight UTC)";
 
 /// Parses an instant argument against the clock (clap's `value_parser`).
 pub(super) fn parse_instant(text: &str) -> Result<Timestamp, String> {

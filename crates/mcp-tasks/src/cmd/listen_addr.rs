@@ -66,6 +66,8 @@ mod tests {
             assert_eq!(parse_listen(bad), Err(FORMS.to_owned()), "{bad}");
         }
         assert_eq!(parse_listen("70000"), Err("port 70000 is above 65535".to_owned()));
-        assert!(parse_listen("no-such-host.invalid:80").unwrap_err().starts_with("cannot resolve host no-such-host.invalid: "));
+        assert!(
+            parse_listen("no-such-host.invalid:80").unwrap_err().starts_with("cannot resolve host no-such-host.invalid: ")
+        );
     }
 }

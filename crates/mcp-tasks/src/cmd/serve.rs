@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use mcp_tasks_core::{Clock, SystemClock};
+use mcp_tasks_runtime::DEFAULT_QUOTA;
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
-use mcp_tasks_runtime::DEFAULT_QUOTA;
-use mcp_tasks_core::{Clock, SystemClock};
 use mcp_tasks_store::{Quota, TaskStore};
 
 use super::config_file::{load_tokens, parse_duration};
@@ -68,9 +68,13 @@ pub(crate) struct Args {
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
     shutdown_grace: Duration,
     // The help text is an attribute, not a doc comment: rustdoc would read `[:port]` as a link.
-    #[arg(long, env = "MCP_TASKS_ALLOWED_ORIGINS", value_delimiter = ',',
-          help = "Browser origins accepted in the Origin header, comma-separated, as \
-                  scheme://host[:port] (port * = any); others get 403 (default: loopback origins)")]
+    #[arg(
+        long,
+        env = "MCP_TASKS_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        help = "Browser origins accepted in the Origin header, comma-separated, as \
+                  scheme://host[:port] (port * = any); others get 403 (default: loopback origins)"
+    )]
     allowed_origins: Vec<String>,
     /// Time a connection gets to send a complete request head (from accept,
     /// or from the first byte of a later request).
@@ -100,9 +104,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
     // Bound before the database is opened: a port in use leaves no new file behind.
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let listener =
+        tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
     // On SQLite this process is the only one: at start every lease is a
     // dead process's (single-node triage), which the serving lock makes true
     // (a second server on this file is refused; `tasks`/`dlq` open without
@@ -112,29 +115,32 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // (sampled, offset kept), so instances with skewed clocks agree on
     // when a lease or a leader's term lapses.
     let mut clock: Option<Arc<dyn Clock>> = None;
-    let (store, sqlite, single_node, location): (Arc<dyn TaskStore>, Option<Arc<mcp_tasks_sqlite::SqliteStore>>, bool, String) =
-        match &args.database_url {
-            Some(url) => {
-                let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
-                let location = format!("PostgreSQL {}", store.url());
-                let database_clock = store.database_clock(Arc::new(SystemClock)).await?;
-                database_clock.spawn_refresher(mcp_tasks_postgres::DEFAULT_CLOCK_REFRESH);
-                tracing::info!(
-                    "using the database's clock: it is {:?} {} this machine's",
-                    database_clock.offset(),
-                    if database_clock.database_is_ahead() { "ahead of" } else { "behind" }
-                );
-                clock = Some(database_clock);
-                (Arc::new(store), None, false, location)
-            }
-            None => {
-                let store =
-                    mcp_tasks_sqlite::SqliteStore::open_with(&args.db, mcp_tasks_sqlite::SqliteOptions::serving())
-                        .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
-                let sqlite = Arc::new(store);
-                (sqlite.clone(), Some(sqlite), true, format!("SQLite {}", args.db.display()))
-            }
-        };
+    let (store, sqlite, single_node, location): (
+        Arc<dyn TaskStore>,
+        Option<Arc<mcp_tasks_sqlite::SqliteStore>>,
+        bool,
+        String,
+    ) = match &args.database_url {
+        Some(url) => {
+            let store = mcp_tasks_postgres::PostgresStore::open(url).await?;
+            let location = format!("PostgreSQL {}", store.url());
+            let database_clock = store.database_clock(Arc::new(SystemClock)).await?;
+            database_clock.spawn_refresher(mcp_tasks_postgres::DEFAULT_CLOCK_REFRESH);
+            tracing::info!(
+                "using the database's clock: it is {:?} {} this machine's",
+                database_clock.offset(),
+                if database_clock.database_is_ahead() { "ahead of" } else { "behind" }
+            );
+            clock = Some(database_clock);
+            (Arc::new(store), None, false, location)
+        }
+        None => {
+            let store = mcp_tasks_sqlite::SqliteStore::open_with(&args.db, mcp_tasks_sqlite::SqliteOptions::serving())
+                .with_context(|| format!("cannot open the task database {}", args.db.display()))?;
+            let sqlite = Arc::new(store);
+            (sqlite.clone(), Some(sqlite), true, format!("SQLite {}", args.db.display()))
+        }
+    };
     let mut builder = TaskServer::builder(store);
     if let Some(clock) = clock {
         builder = builder.clock(clock);
@@ -187,7 +193,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(sqlite) = sqlite {
         match sqlite.checkpoint().await {
             Ok(()) => tracing::info!("checkpointed {}", args.db.display()),
-            Err(e) => tracing::error!("{e}; the newest tasks are only in {}-wal: keep it with the database file", args.db.display()),
+            Err(e) => tracing::error!(
+                "{e}; the newest tasks are only in {}-wal: keep it with the database file",
+                args.db.display()
+            ),
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -199,8 +208,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// warning.
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=error,mcp_tasks::cmd::serve=info,mcp_tasks_server::serve=info,mcp_tasks_runtime=info"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("warn,rmcp=error,mcp_tasks::cmd::serve=info,mcp_tasks_server::serve=info,mcp_tasks_runtime=info")
+    });
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
 }

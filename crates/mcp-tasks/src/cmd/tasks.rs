@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::ListQuery;
 
-use super::inspect::{InspectArgs, EXIT_NOT_FOUND, ListFlags, key_values, one_line, or_dash, print_one, when};
+use super::inspect::{EXIT_NOT_FOUND, InspectArgs, ListFlags, key_values, one_line, or_dash, print_one, when};
 
 /// Flags of `mcp-tasks tasks`.
 pub(crate) type Args = InspectArgs<Command>;

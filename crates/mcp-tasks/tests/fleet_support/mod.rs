@@ -303,11 +303,7 @@ fn launch(config: &FleetConfig, instance: &mut Instance) {
     let mut guarded = Guarded(child);
     if rx.recv_timeout(START_TIMEOUT).is_err() {
         let status = guarded.0.try_wait();
-        panic!(
-            "instance {} did not start ({status:?}):\n{}",
-            instance.addr,
-            instance.log.lock().unwrap().join("\n")
-        );
+        panic!("instance {} did not start ({status:?}):\n{}", instance.addr, instance.log.lock().unwrap().join("\n"));
     }
     instance.process = Some(guarded);
 }

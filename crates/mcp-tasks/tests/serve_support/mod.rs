@@ -34,7 +34,11 @@ impl Server {
             if let Some(line) = self.log_lines().into_iter().find(|l| l.contains(needle)) {
                 return line;
             }
-            assert!(Instant::now() < deadline, "no stderr line contains {needle:?}; stderr:\n{}", self.log_lines().join("\n"));
+            assert!(
+                Instant::now() < deadline,
+                "no stderr line contains {needle:?}; stderr:\n{}",
+                self.log_lines().join("\n")
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -65,8 +69,7 @@ fn launch(db: &Path, listen: &str, extra: &[&str], rust_log: Option<&str>) -> Se
         Some(filter) => command.env("RUST_LOG", filter),
         None => command.env_remove("RUST_LOG"),
     };
-    let mut child =
-        command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("the mcp-tasks binary starts");
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("the mcp-tasks binary starts");
     let stderr = child.stderr.take().unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
     let (tx, rx) = mpsc::channel();

@@ -16,7 +16,11 @@ pub struct TestLoggingTool;
 #[async_trait]
 impl InlineTool for TestLoggingTool {
     fn definition(&self) -> Tool {
-        Tool::new("test_logging_tool", "Diagnostic: runs without sending log notifications.", schema(json!({"type": "object"})))
+        Tool::new(
+            "test_logging_tool",
+            "Diagnostic: runs without sending log notifications.",
+            schema(json!({"type": "object"})),
+        )
     }
 
     async fn call(&self, _call: InlineCall) -> Result<CallToolResponse, McpError> {

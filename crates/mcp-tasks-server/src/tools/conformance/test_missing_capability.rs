@@ -29,8 +29,6 @@ impl InlineTool for TestMissingCapability {
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?;
             return Err(McpError::missing_required_client_capability(required));
         }
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(
-            "the client declared sampling",
-        )])))
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text("the client declared sampling")])))
     }
 }

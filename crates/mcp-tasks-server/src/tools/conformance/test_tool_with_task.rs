@@ -25,7 +25,11 @@ pub struct TestToolWithTaskFront;
 #[async_trait]
 impl InlineTool for TestToolWithTaskFront {
     fn definition(&self) -> Tool {
-        Tool::new(NAME, "Asks for your name (in the request), then greets you from a task.", schema(json!({"type": "object"})))
+        Tool::new(
+            NAME,
+            "Asks for your name (in the request), then greets you from a task.",
+            schema(json!({"type": "object"})),
+        )
     }
 
     async fn call(&self, call: InlineCall) -> Result<CallToolResponse, McpError> {

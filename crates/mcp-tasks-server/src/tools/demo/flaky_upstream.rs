@@ -27,7 +27,10 @@ impl TaskTool for FlakyUpstream {
             }),
             expected_duration: Some(Duration::from_secs(2)),
             execution: Execution::TaskRequired,
-            ..ToolSpec::new("flaky_upstream", "Calls an upstream service that fails transiently (503) a few times before it answers.")
+            ..ToolSpec::new(
+                "flaky_upstream",
+                "Calls an upstream service that fails transiently (503) a few times before it answers.",
+            )
         }
     }
 

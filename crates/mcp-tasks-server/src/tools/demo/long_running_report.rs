@@ -30,7 +30,10 @@ impl TaskTool for LongRunningReport {
             }),
             expected_duration: Some(DEFAULT_SECTION_TIME * DEFAULT_SECTIONS as u32),
             execution: Execution::TaskRequired,
-            ..ToolSpec::new("long_running_report", "Writes a report section by section; reports progress in the task's status message.")
+            ..ToolSpec::new(
+                "long_running_report",
+                "Writes a report section by section; reports progress in the task's status message.",
+            )
         }
     }
 

@@ -24,7 +24,10 @@ impl TaskTool for OnceOnlyJob {
             expected_duration: Some(Duration::from_secs(1)),
             rerunnable: false,
             execution: Execution::TaskRequired,
-            ..ToolSpec::new("once_only_job", "Works for `ms` milliseconds; unsafe to re-run; journals its start (fleet test fixture).")
+            ..ToolSpec::new(
+                "once_only_job",
+                "Works for `ms` milliseconds; unsafe to re-run; journals its start (fleet test fixture).",
+            )
         }
     }
 
