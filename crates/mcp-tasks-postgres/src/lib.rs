@@ -17,7 +17,8 @@
 //! `polls.rs`, `reads.rs`, `dead_letters.rs`; the schema in `schema.rs`.
 //!
 //! The `testing` feature adds `testing::TestDatabase`, a throw-away schema
-//! per test, for tests of this crate and of its users (enable it in
+//! per test, and `testing::CutProxy`, a proxy a test cuts to take the
+//! database away, for tests of this crate and of its users (enable it in
 //! dev-dependencies).
 
 mod apply;
@@ -25,6 +26,8 @@ mod batcher;
 mod claim;
 mod clock;
 mod create;
+#[cfg(any(test, feature = "testing"))]
+mod cut_proxy;
 mod dead_letters;
 mod failure;
 mod leader;

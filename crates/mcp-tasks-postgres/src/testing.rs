@@ -1,5 +1,6 @@
 //! [`TestDatabase`]: a throw-away schema of a real PostgreSQL server for
-//! one test, so tests run in parallel on one database.
+//! one test, so tests run in parallel on one database; [`CutProxy`] takes
+//! that database away from a store and gives it back.
 //!
 //! The server comes from `MCP_TASKS_TEST_DATABASE_URL` (default
 //! [`DEFAULT_TEST_DATABASE_URL`]). When it cannot be reached, a test under
@@ -9,6 +10,8 @@
 use std::time::Duration;
 
 use tokio_postgres::NoTls;
+
+pub use crate::cut_proxy::CutProxy;
 
 /// Where tests look for PostgreSQL unless `MCP_TASKS_TEST_DATABASE_URL` says.
 pub const DEFAULT_TEST_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";

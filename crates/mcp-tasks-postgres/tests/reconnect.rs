@@ -3,17 +3,14 @@
 //! hang), and the pool reconnects by itself once it is back.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_tasks_core::TaskStatus;
-use mcp_tasks_postgres::testing::TestDatabase;
+use mcp_tasks_postgres::testing::{CutProxy, TestDatabase};
 use mcp_tasks_postgres::{PostgresOptions, PostgresStore};
 use mcp_tasks_store::conformance::support::{at, claim_params, create, finish, get, new_task};
 use mcp_tasks_store::{NewTask, StoreError, TaskStore};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::AbortHandle;
 
 /// No single operation may take longer than this, database down or not.
 const BOUND: Duration = Duration::from_secs(30);
@@ -109,69 +106,11 @@ async fn terminated_backends_fail_clearly_then_the_pool_reconnects() {
     works_again(&store, 10).await;
 }
 
-/// A TCP proxy in front of the server that the test can cut, as if the
-/// database went down: while down it closes every connection at once.
-struct Proxy {
-    address: std::net::SocketAddr,
-    up: Arc<AtomicBool>,
-    links: Arc<Mutex<Vec<AbortHandle>>>,
-}
-
-impl Proxy {
-    async fn start(upstream: String) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("address");
-        let up = Arc::new(AtomicBool::new(true));
-        let links: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
-        let (up2, links2) = (Arc::clone(&up), Arc::clone(&links));
-        tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                if !up2.load(Ordering::SeqCst) {
-                    drop(client);
-                    continue;
-                }
-                let upstream = upstream.clone();
-                let link = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                    }
-                });
-                links2.lock().unwrap().push(link.abort_handle());
-            }
-        });
-        Proxy { address, up, links }
-    }
-
-    /// The database goes away: open links are cut, new ones refused.
-    fn down(&self) {
-        self.up.store(false, Ordering::SeqCst);
-        for link in self.links.lock().unwrap().drain(..) {
-            link.abort();
-        }
-    }
-
-    fn up(&self) {
-        self.up.store(true, Ordering::SeqCst);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_that_goes_away_fails_promptly_and_comes_back() {
     let Some(db) = TestDatabase::create().await else { return };
     let url = db.url();
-    let config: tokio_postgres::Config = url.parse().expect("test URL");
-    let host = match &config.get_hosts()[0] {
-        tokio_postgres::config::Host::Tcp(host) => host.clone(),
-        #[allow(unreachable_patterns)]
-        _ => {
-            eprintln!("skipping: the test server is not reached over TCP");
-            return;
-        }
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let proxy = Proxy::start(format!("{host}:{port}")).await;
-    let proxied = url.replacen(&format!("{host}:{port}"), &proxy.address.to_string(), 1);
-    assert_ne!(proxied, url, "the test URL names host:port explicitly");
+    let Some((proxy, proxied)) = CutProxy::in_front_of(&url).await else { return };
     let options = PostgresOptions {
         connect_timeout: Duration::from_secs(3),
         wait_timeout: Duration::from_secs(3),

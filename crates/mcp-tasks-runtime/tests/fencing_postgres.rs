@@ -5,20 +5,16 @@
 
 use crate::support;
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_tasks_core::{Policy, TaskStatus};
-use mcp_tasks_postgres::testing::TestDatabase;
+use mcp_tasks_postgres::testing::{CutProxy, TestDatabase};
 use mcp_tasks_postgres::{PostgresOptions, PostgresStore};
 use mcp_tasks_runtime::{CreateTask, RuntimeError, ToolFailure};
 use mcp_tasks_store::TaskStore;
 use serde_json::json;
 use support::*;
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 
 async fn postgres(url: &str) -> Arc<dyn TaskStore> {
     let options = PostgresOptions {
@@ -84,58 +80,11 @@ async fn late_writes_of_a_lapsed_lease_are_refused_and_change_nothing() {
     }
 }
 
-/// A TCP proxy to the database the test can cut.
-struct Cut {
-    address: std::net::SocketAddr,
-    up: Arc<AtomicBool>,
-    links: Arc<Mutex<Vec<AbortHandle>>>,
-}
-
-impl Cut {
-    async fn start(upstream: String) -> Cut {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("address");
-        let up = Arc::new(AtomicBool::new(true));
-        let links: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
-        let (up2, links2) = (up.clone(), links.clone());
-        tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                if !up2.load(Ordering::SeqCst) {
-                    continue;
-                }
-                let upstream = upstream.clone();
-                let link = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                    }
-                });
-                links2.lock().unwrap().push(link.abort_handle());
-            }
-        });
-        Cut { address, up, links }
-    }
-
-    fn down(&self) {
-        self.up.store(false, Ordering::SeqCst);
-        for link in self.links.lock().unwrap().drain(..) {
-            link.abort();
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handler_whose_lease_lapses_while_the_store_is_gone_is_stopped() {
     let Some(db) = TestDatabase::create().await else { return };
     let url = db.url();
-    let config: tokio_postgres::Config = url.parse().expect("test URL");
-    let tokio_postgres::config::Host::Tcp(host) = &config.get_hosts()[0] else {
-        eprintln!("skipping: the test server is not reached over TCP");
-        return;
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let cut = Cut::start(format!("{host}:{port}")).await;
-    let proxied = url.replacen(&format!("{host}:{port}"), &cut.address.to_string(), 1);
-    assert_ne!(proxied, url, "the test URL names host:port explicitly");
+    let Some((cut, proxied)) = CutProxy::in_front_of(&url).await else { return };
 
     let clock = clock();
     // Renewals every 100 ms of real time; the lease itself lapses by the

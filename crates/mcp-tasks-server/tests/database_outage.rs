@@ -4,62 +4,17 @@
 //! there and everything works again.
 
 use crate::common;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use mcp_tasks_postgres::testing::TestDatabase;
+use mcp_tasks_postgres::testing::{CutProxy, TestDatabase};
 use mcp_tasks_postgres::{PostgresOptions, PostgresStore};
 use mcp_tasks_server::TaskServer;
 use mcp_tasks_server::tools::ToolSet;
 use rmcp::model::ErrorCode;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::AbortHandle;
-
-/// A TCP proxy to the database the test can cut and restore.
-struct Cut {
-    address: std::net::SocketAddr,
-    up: Arc<AtomicBool>,
-    links: Arc<Mutex<Vec<AbortHandle>>>,
-}
-
-impl Cut {
-    async fn start(upstream: String) -> Cut {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("address");
-        let up = Arc::new(AtomicBool::new(true));
-        let links: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
-        let (up2, links2) = (up.clone(), links.clone());
-        tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                if !up2.load(Ordering::SeqCst) {
-                    continue;
-                }
-                let upstream = upstream.clone();
-                let link = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                    }
-                });
-                links2.lock().unwrap().push(link.abort_handle());
-            }
-        });
-        Cut { address, up, links }
-    }
-
-    fn down(&self) {
-        self.up.store(false, Ordering::SeqCst);
-        for link in self.links.lock().unwrap().drain(..) {
-            link.abort();
-        }
-    }
-
-    fn up(&self) {
-        self.up.store(true, Ordering::SeqCst);
-    }
-}
+use tokio::net::TcpListener;
 
 /// A `-32603` whose message says the store is unavailable.
 fn assert_unavailable(what: &str, e: &rmcp::model::ErrorData) {
@@ -71,14 +26,7 @@ fn assert_unavailable(what: &str, e: &rmcp::model::ErrorData) {
 async fn requests_during_an_outage_get_an_internal_error_saying_the_store_is_unavailable() {
     let Some(db) = TestDatabase::create().await else { return };
     let url = db.url();
-    let config: tokio_postgres::Config = url.parse().expect("test URL");
-    let tokio_postgres::config::Host::Tcp(host) = &config.get_hosts()[0] else {
-        eprintln!("skipping: the test server is not reached over TCP");
-        return;
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let cut = Cut::start(format!("{host}:{port}")).await;
-    let proxied = url.replacen(&format!("{host}:{port}"), &cut.address.to_string(), 1);
+    let Some((cut, proxied)) = CutProxy::in_front_of(&url).await else { return };
     let options = PostgresOptions {
         connect_timeout: Duration::from_secs(2),
         wait_timeout: Duration::from_secs(2),
