@@ -25,6 +25,7 @@ use crate::guard::{GuardConfig, guard};
 use crate::handler::{Shared, TaskHandler};
 use crate::inline::InlineTool;
 use crate::limits::ConnectionLimits;
+use crate::server_error::ServerError;
 use crate::typed::{IntoTaskResult, TypedTool};
 
 /// `Origin` values accepted by default: pages served from this machine
@@ -47,28 +48,6 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The path the MCP endpoint is mounted at.
 pub const MCP_PATH: &str = "/mcp";
-
-/// Why a server could not be built or run.
-#[derive(Debug, thiserror::Error)]
-pub enum ServerError {
-    /// The runtime refused its configuration (policy, duplicate tool, …).
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// A tool's declaration cannot be served.
-    #[error("tool {tool:?}: {reason}")]
-    Tool {
-        /// The tool.
-        tool: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// Listening or serving failed.
-    #[error("serving failed: {0}")]
-    Io(#[from] std::io::Error),
-    /// The connection limits contradict each other or the body limit.
-    #[error("connection limits: {0}")]
-    Limits(String),
-}
 
 enum Registration {
     Task(String),

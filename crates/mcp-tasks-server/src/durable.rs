@@ -3,7 +3,7 @@
 //! delegates to them: `tools/call` of a durable tool, `tasks/get|update|cancel`,
 //! the advertised capability, the merged `tools/list`.
 //!
-//! Wrap your handler with [`DurableTasks::wrap`] (see [`Durable`])
+//! Wrap your handler with [`DurableTasks::wrap`] (see [`Durable`](crate::Durable))
 //! or call these methods from your own `ServerHandler` by hand.
 
 use std::collections::{HashMap, HashSet};
@@ -15,22 +15,21 @@ use mcp_tasks_runtime::{
     CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
 };
 use mcp_tasks_store::TaskStore;
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
     JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, Tool, UpdateTaskParams,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData as McpError, ServerHandler};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::request_principal;
-use crate::builder::ServerError;
-use crate::durable_handler::Durable;
 use crate::errors::{tasks_required, to_mcp};
 use crate::inline::InlineCall;
+use crate::server_error::ServerError;
 use crate::typed::{DecodeCheck, IntoTaskResult, TypedTool};
 use crate::wire;
 
@@ -235,11 +234,6 @@ impl DurableTasks {
     /// ```
     pub fn builder(store: Arc<dyn TaskStore>) -> DurableTasksBuilder {
         DurableTasksBuilder { runtime: Runtime::builder(store), order: Vec::new(), fronted: HashSet::new(), invalid: None }
-    }
-
-    /// `handler` with these durable tools added: see [`Durable`].
-    pub fn wrap<H: ServerHandler>(&self, handler: H) -> Durable<H> {
-        Durable::new(handler, self.clone())
     }
 
     /// The runtime (maintenance passes, dead letters, the store, …).

@@ -310,3 +310,10 @@ impl<H: ServerHandler> ServerHandler for Durable<H> {
         self.handler.read_resource_directory(request, context)
     }
 }
+
+impl DurableTasks {
+    /// `handler` with these durable tools added: see [`Durable`].
+    pub fn wrap<H: ServerHandler>(&self, handler: H) -> Durable<H> {
+        Durable::new(handler, self.clone())
+    }
+}

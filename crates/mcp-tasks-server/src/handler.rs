@@ -18,10 +18,6 @@ use crate::durable::DurableTasks;
 use crate::errors::to_mcp;
 use crate::inline::{InlineCall, InlineTool};
 
-/// The `_meta` key under which a client may send an idempotency key with a
-/// `tools/call`: the same key and call return the same task.
-pub const IDEMPOTENCY_KEY_META_KEY: &str = "dev.mcp-tasks/idempotencyKey";
-
 /// Everything requests share.
 pub(crate) struct Shared {
     /// The durable tools and the runtime (inline tools start tasks through it).

@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::request_principal;
 use crate::errors::{tasks_required, to_mcp};
-use crate::handler::IDEMPOTENCY_KEY_META_KEY;
 use crate::wire;
+use crate::wire::IDEMPOTENCY_KEY_META_KEY;
 
 /// A tool that answers within the request.
 #[async_trait]

@@ -79,20 +79,21 @@ pub mod inline;
 pub mod limits;
 pub mod log_limit;
 pub mod serve;
+mod server_error;
 pub mod tools;
 pub mod typed;
 pub mod wire;
 
 pub use auth::{Principal, TokenMap};
-pub use builder::{ServerError, TaskServer, TaskServerBuilder};
+pub use builder::{TaskServer, TaskServerBuilder};
 pub use durable::{DurableTasks, DurableTasksBuilder};
 pub use durable_handler::Durable;
 pub use errors::QUOTA_EXCEEDED;
-pub use handler::IDEMPOTENCY_KEY_META_KEY;
 pub use inline::{InlineCall, InlineTool};
 pub use limits::ConnectionLimits;
+pub use server_error::ServerError;
 pub use typed::{IntoTaskResult, TypedTool};
-pub use wire::ORPHAN_WINDOW_META_KEY;
+pub use wire::{IDEMPOTENCY_KEY_META_KEY, ORPHAN_WINDOW_META_KEY};
 
 /// Re-exported so a tool author needs only this crate and the runtime's tool seam.
 pub use mcp_tasks_runtime::{Execution, TaskContext, TaskTool, ToolFailure, ToolSpec};

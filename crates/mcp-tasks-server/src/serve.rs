@@ -4,9 +4,10 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
-use crate::builder::{ServerError, TaskServer};
+use crate::builder::TaskServer;
 use crate::connection::serve_connections;
 use crate::fd_limit::raise_open_file_limit;
+use crate::server_error::ServerError;
 
 impl TaskServer {
     /// Starts the runtime, serves the MCP endpoint on `listener` until
