@@ -80,7 +80,8 @@ impl Leader {
 
     fn gained(&self, until: Timestamp) {
         self.until.store(until.as_millis(), Ordering::SeqCst);
-        if !self.leading.swap(true, Ordering::SeqCst) {
+        // A process alone on its store leads from its start to its end: nothing to tell.
+        if !self.leading.swap(true, Ordering::SeqCst) && !self.leadership.always_leads() {
             tracing::info!("maintenance leadership gained: this instance now runs the reaper and lapsed-lease triage");
         }
     }
@@ -133,6 +134,7 @@ impl Leader {
         }
         self.until.store(i64::MIN, Ordering::SeqCst);
         match self.leadership.resign(&self.owner).await {
+            Ok(()) if self.leadership.always_leads() => {}
             Ok(()) => tracing::info!("maintenance leadership handed back at shutdown"),
             Err(e) => tracing::warn!(error = %e, "cannot hand back maintenance leadership; it lapses by itself"),
         }

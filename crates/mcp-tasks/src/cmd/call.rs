@@ -306,10 +306,7 @@ impl Ui {
     }
 
     fn status(&self, task_id: &str, status: TaskStatus, message: Option<&str>) {
-        let text = match message {
-            Some(m) => format!("task {task_id}: {} — {m}", status.as_str()),
-            None => format!("task {task_id}: {}", status.as_str()),
-        };
+        let text = status_line(task_id, status, message);
         match &self.bar {
             Some(bar) => bar.set_message(text),
             None => eprintln!("{text}"),
@@ -482,6 +479,15 @@ fn parse_field(line: &str, field: &Value) -> Result<Value, String> {
     }
 }
 
+/// `task ID: STATUS — MESSAGE`, without a message that only repeats the
+/// status (a completed task's message is "completed").
+fn status_line(task_id: &str, status: TaskStatus, message: Option<&str>) -> String {
+    match message.filter(|m| *m != status.as_str()) {
+        Some(m) => format!("task {task_id}: {} — {m}", status.as_str()),
+        None => format!("task {task_id}: {}", status.as_str()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,6 +571,13 @@ mod tests {
         assert!(bad.contains("hint or floor"), "{bad}");
         let zero = Cli::try_parse_from(["call", "u", "t", "--request-timeout", "0s"]).err().unwrap().to_string();
         assert!(zero.contains("longer than zero"), "{zero}");
+    }
+
+    #[test]
+    fn a_status_line_does_not_repeat_the_status() {
+        assert_eq!(status_line("t1", TaskStatus::Completed, Some("completed")), "task t1: completed");
+        assert_eq!(status_line("t1", TaskStatus::Working, Some("section 2 of 5")), "task t1: working — section 2 of 5");
+        assert_eq!(status_line("t1", TaskStatus::Failed, None), "task t1: failed");
     }
 
     #[test]
