@@ -174,12 +174,10 @@ fn run(conn: Connection, queue: mpsc::Receiver<Message>, counters: &Counters, wa
             }
         }
         if !batch.is_empty() {
-            let writes = batch.len() as u64;
             if let Err(lost) = watch.check() {
                 refuse(batch, &lost);
-            } else if commit_batch(&conn, batch) {
-                counters.commits.fetch_add(1, Ordering::Relaxed);
-                counters.writes.fetch_add(writes, Ordering::Relaxed);
+            } else {
+                commit_batch(&conn, batch, counters);
             }
         }
         if let Some(reply) = checkpoint {
@@ -218,14 +216,15 @@ fn checkpoint_wal(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Runs and commits one batch, then replies; returns whether it committed.
-fn commit_batch(conn: &Connection, batch: Vec<Job>) -> bool {
+/// Runs and commits one batch, counts it, then replies (counted first, so a
+/// caller that got its answer sees its write in the stats).
+fn commit_batch(conn: &Connection, batch: Vec<Job>, counters: &Counters) {
     let began = conn.execute_batch("BEGIN IMMEDIATE");
     let mut held: Vec<Box<dyn Pending>> = Vec::with_capacity(batch.len());
     if let Err(e) = began {
         let error = StoreError::Unavailable(format!("cannot begin a write transaction: {e}"));
         refuse(batch, &error);
-        return false;
+        return;
     }
     for job in batch {
         held.push(job(Some(conn)));
@@ -237,9 +236,11 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>) -> bool {
         tracing::error!(error = %e, "group commit failed; {} jobs rolled back", held.len());
         StoreError::Unavailable(format!("commit failed: {e}"))
     });
-    let committed = commit.is_ok();
+    if commit.is_ok() {
+        counters.commits.fetch_add(1, Ordering::Relaxed);
+        counters.writes.fetch_add(held.len() as u64, Ordering::Relaxed);
+    }
     for pending in held {
         pending.reply(commit.clone());
     }
-    committed
 }
