@@ -26,6 +26,7 @@ mod claim;
 mod concurrency;
 mod create;
 mod dead_letters;
+pub mod differential;
 mod guards;
 mod idempotency;
 mod listing;
