@@ -11,13 +11,14 @@
 //! use proptest::prelude::*;
 //!
 //! proptest! {
-//!     #[test]
+//!     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+//!     // In a test file, put `#[test]` on it.
 //!     fn my_store_agrees_with_the_reference_store(ops in proptest::collection::vec(op(), 1..40)) {
 //!         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //!         rt.block_on(run(ops, &MemoryStore::new()))?; // your store here, fresh and empty
 //!     }
 //! }
-//! # fn main() {}
+//! # fn main() { my_store_agrees_with_the_reference_store(); }
 //! ```
 
 use std::time::Duration;
