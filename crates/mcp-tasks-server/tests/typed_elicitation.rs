@@ -1,7 +1,8 @@
 //! A durable tool asks for a typed answer (`ctx.elicit::<T>`): the stored
 //! question carries the schema derived from `T`, an answer through
 //! `tasks/update` comes back to the tool as a `T`, and an answer that does
-//! not fit `T` fails the task with a message naming the key and the type.
+//! not fit `T`'s schema is refused with -32602 naming the field while the
+//! task keeps waiting for a good one.
 
 use crate::common;
 
@@ -67,16 +68,26 @@ async fn a_typed_answer_reaches_the_tool_as_its_type() {
 }
 
 #[tokio::test]
-async fn an_answer_that_does_not_fit_the_type_fails_the_task_saying_why() {
+async fn an_answer_that_does_not_fit_the_type_is_refused_and_the_task_keeps_waiting() {
     let h = start_with(|b| b.task("deploy", "Deploys after approval", deploy)).await;
     let c = client(&h.url).await;
     let id = waiting_deploy(&c).await;
 
-    let answer = json!({"action": "accept", "content": {"approve": "sure", "replicas": 3}});
-    c.peer().update_task(UpdateTaskParams::new(id.clone(), BTreeMap::from([("approval".to_owned(), answer)]))).await.unwrap();
+    let bad = json!({"action": "accept", "content": {"approve": "sure", "replicas": 3}});
+    let e = c
+        .peer()
+        .update_task(UpdateTaskParams::new(id.clone(), BTreeMap::from([("approval".to_owned(), bad)])))
+        .await
+        .map_err(mcp_error)
+        .unwrap_err();
+    assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    assert!(e.message.contains("approval") && e.message.contains("/content/approve"), "{}", e.message);
+    assert_eq!(get(&c, &id).await.unwrap().task.status(), TaskStatus::InputRequired);
+
+    let good = json!({"action": "accept", "content": {"approve": false, "replicas": 1}});
+    c.peer().update_task(UpdateTaskParams::new(id.clone(), BTreeMap::from([("approval".to_owned(), good)]))).await.unwrap();
     let done = poll_to_end(&c, &id).await;
-    assert_eq!(done.task.status(), TaskStatus::Failed, "{done:?}");
-    let text = serde_json::to_string(&wire(&done)).unwrap();
-    assert!(text.contains("approval") && text.contains("Approval"), "{text}");
+    let TaskPayload::Completed { result } = &done.task.payload else { panic!("{done:?}") };
+    assert_eq!(result["content"][0]["text"], "not approved");
     h.stop().await;
 }
