@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
 use mcp_tasks_core::{Follow, FollowConfig, FollowStep, GiveUp, PacingMode, PollPolicy, PyRandom, TaskStatus, Timestamp};
-use mcp_tasks_wire::{core_status, server_hints};
+use mcp_tasks_wire::{IDEMPOTENCY_KEY_META_KEY, core_status, honours_idempotent_calls, server_hints};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode, ErrorData,
-    GetTaskParams, GetTaskResult, Implementation, InputRequests, InputResponses, JsonObject, ProtocolVersion, TaskPayload,
-    UpdateTaskParams,
+    GetTaskParams, GetTaskResult, Implementation, InputRequests, InputResponses, JsonObject, ProtocolVersion,
+    RequestMetaObject, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -30,6 +30,7 @@ use crate::input::{InputPrompt, InputResponder};
 use crate::ledger::InputLedger;
 use crate::outcome::TaskOutcome;
 use crate::pacer::ServerHints;
+use crate::resend::{ResendSchedule, new_idempotency_key};
 
 /// Default longest wait for the answer to one request (`server/discover`,
 /// `tools/call`, `tasks/*`): a server that accepts the connection but never
@@ -327,7 +328,15 @@ impl TasksClient {
 
     /// Calls `tool`, answering `tools/call` input rounds through `responder`,
     /// until the server either answers or creates a task (recorded in the book).
-    /// `tools/call` is never retried on a transport error: it is not idempotent.
+    ///
+    /// Every call carries a fresh idempotency key in `_meta`
+    /// ([`IDEMPOTENCY_KEY_META_KEY`]). When the answer is lost to a transient
+    /// transport failure (a balancer's 502 after the instance died, a
+    /// dropped connection, a timeout) and the server lists `tool` among those
+    /// whose keyed calls it deduplicates, the same call is sent again, waiting
+    /// 100 ms doubling to 2 s, for up to [`ClientOptions::give_up_after`]: the
+    /// server returns the task the first send created, or creates it once.
+    /// Any other tool's call is not resent: it may already have run.
     pub async fn start(
         &self,
         tool: &str,
@@ -341,10 +350,11 @@ impl TasksClient {
             other => return Err(ClientError::ArgumentsNotAnObject { got: json_type(other) }),
         };
         let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let mut meta = RequestMetaObject::default();
+        meta.0.insert(IDEMPOTENCY_KEY_META_KEY.to_owned(), Value::from(new_idempotency_key()));
+        params.meta = Some(meta);
         for _ in 0..self.options.max_input_rounds {
-            let s = self.service().await?;
-            let r = self.timed(s.peer().call_tool_once(params.clone())).await;
-            match self.checked(&s, "tools/call", None, r).await? {
+            match self.send_call(tool, &params).await? {
                 CallToolResponse::Complete(result) => {
                     let result = serde_json::to_value(&result).map_err(|e| ClientError::Protocol {
                         method: "tools/call",
@@ -407,6 +417,39 @@ impl TasksClient {
             }
         }
         Err(ClientError::TooManyInputRounds { rounds: self.options.max_input_rounds })
+    }
+
+    /// One round of a `tools/call`, sent again while its answer is lost to a
+    /// transient failure and the server deduplicates `tool`'s keyed calls.
+    async fn send_call(&self, tool: &str, params: &CallToolRequestParams) -> Result<CallToolResponse, ClientError> {
+        let mut resends = ResendSchedule::new(self.options.give_up_after);
+        let mut sent = false;
+        loop {
+            let error = match self.service().await {
+                Ok(s) => {
+                    let honoured = s.peer().peer_info().is_some_and(|p| honours_idempotent_calls(&p.capabilities, tool));
+                    let r = self.timed(s.peer().call_tool_once(params.clone())).await;
+                    match self.checked(&s, "tools/call", None, r).await {
+                        Ok(response) => return Ok(response),
+                        // Not sent twice unless the server promised to make
+                        // the second send return the first one's task.
+                        Err(e) if !honoured => return Err(e),
+                        Err(e) => e,
+                    }
+                }
+                // Before the first send nothing happened: the caller decides.
+                Err(e) if !sent => return Err(e),
+                Err(e) => e,
+            };
+            sent = true;
+            match resends.next_delay() {
+                Some(delay) if error.is_transient() => {
+                    tracing::info!(tool, error = %error, ?delay, "the answer to tools/call was lost; sending the same keyed call again");
+                    tokio::time::sleep(delay).await;
+                }
+                _ => return Err(error),
+            }
+        }
     }
 
     /// [`TasksClient::start`], then [`TasksClient::follow`] to the end.

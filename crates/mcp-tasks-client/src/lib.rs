@@ -26,6 +26,7 @@ mod input;
 mod ledger;
 mod outcome;
 mod pacer;
+mod resend;
 
 /// The attribute [`InputResponder`] implementations use (re-exported so callers need no extra dependency).
 pub use async_trait::async_trait;
@@ -41,5 +42,7 @@ pub use ledger::InputLedger;
 pub use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
 pub use mcp_tasks_wire::core_status;
 pub use outcome::TaskOutcome;
+pub use mcp_tasks_wire::IDEMPOTENCY_KEY_META_KEY;
 pub use pacer::{ORPHAN_WINDOW_META_KEY, PacingMode, PollPacer, ServerHints, server_hints};
+pub use resend::{FIRST_RESEND_DELAY, MAX_RESEND_DELAY};
 pub use rmcp;

@@ -32,6 +32,75 @@ pub(crate) struct HandlerEnv {
 
 /// The handle a tool's [`run`](crate::TaskTool::run) gets for one attempt.
 /// Cheap to clone.
+///
+/// Like rmcp's `RequestContext`, it carries the request's identity (the
+/// task id, the principal) and its cancellation token; unlike it, every
+/// write through it is durable and fenced by this attempt's lease, and it
+/// outlives the `tools/call` that created the task.
+///
+/// What a handler does through it, one feature each:
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use std::time::Duration;
+/// use mcp_tasks_runtime::{RuntimeError, TaskContext, ToolFailure};
+/// use serde_json::{Value, json};
+///
+/// async fn publish(ctx: TaskContext) -> Result<Value, ToolFailure> {
+///     let fail = |e: RuntimeError| ToolFailure::permanent(e.to_string());
+///
+///     // Status messages: seen by every client polling tasks/get, on any instance.
+///     ctx.set_status_message("drafting").await.map_err(fail)?;
+///
+///     // The attempt number: 1 on the first run, higher after a retry or a
+///     // restart resumed the task (when the tool is safe to re-run).
+///     if ctx.attempt() > 1 {
+///         ctx.set_status_message(format!("resuming, attempt {}", ctx.attempt())).await.map_err(fail)?;
+///     }
+///
+///     // Asking for input: the task turns `input_required`, the question is
+///     // stored, and the answer may come through any instance, even after a
+///     // restart; a re-run handler gets a stored answer back without asking
+///     // again. Each request is an MCP input request (here an elicitation
+///     // with a JSON schema for the answer).
+///     let question = json!({
+///         "method": "elicitation/create",
+///         "params": {
+///             "mode": "form",
+///             "message": "Publish to which channel?",
+///             "requestedSchema": {
+///                 "type": "object",
+///                 "properties": {"channel": {"type": "string", "enum": ["blog", "newsletter"]}},
+///                 "required": ["channel"]
+///             }
+///         }
+///     });
+///     let answers = ctx.request_input(BTreeMap::from([("channel".to_owned(), question)])).await.map_err(fail)?;
+///     let channel = answers["channel"]["content"]["channel"].as_str().unwrap_or("blog").to_owned();
+///
+///     // Cancellation: `sleep` ends early when the client cancels, the task
+///     // times out or is taken over, or the server shuts down; long loops
+///     // check `is_cancelled` (or select on `cancellation()`).
+///     for _ in 0..3 {
+///         if ctx.is_cancelled() {
+///             return Err(ToolFailure::permanent("cancelled"));
+///         }
+///         ctx.sleep(Duration::from_millis(10)).await?;
+///     }
+///
+///     // A wait that survives a restart: sleep until an instant derived from
+///     // something stored (here the task's creation), so a re-run waits only
+///     // what is left instead of starting the wait again.
+///     ctx.sleep_until(ctx.created_at().plus(Duration::from_millis(50))).await?;
+///
+///     // Idempotent side effects: a key that is the same on every attempt,
+///     // instance and restart of this task, for an external service that
+///     // deduplicates by key (payments, e-mail, another job queue).
+///     let key = ctx.idempotency_key("announce");
+///
+///     Ok(json!({"content": [{"type": "text", "text": format!("published to {channel} (key {key})")}]}))
+/// }
+/// ```
 #[derive(Clone)]
 pub struct TaskContext {
     inner: Arc<Inner>,
@@ -41,6 +110,7 @@ struct Inner {
     env: Arc<HandlerEnv>,
     task_id: TaskId,
     arguments: Value,
+    created_at: Timestamp,
     attempt: u32,
     max_attempts: u32,
     principal: Option<String>,
@@ -66,6 +136,7 @@ impl TaskContext {
                 env,
                 task_id: record.id.clone(),
                 arguments: record.arguments.clone(),
+                created_at: record.created_at,
                 attempt: record.attempt,
                 max_attempts: record.max_attempts,
                 principal: record.principal.clone(),
@@ -83,6 +154,20 @@ impl TaskContext {
     /// The tool's arguments.
     pub fn arguments(&self) -> &Value {
         &self.inner.arguments
+    }
+
+    /// When the task was created (stored, so the same on every attempt and
+    /// after a restart): the anchor for [`sleep_until`](Self::sleep_until).
+    pub fn created_at(&self) -> Timestamp {
+        self.inner.created_at
+    }
+
+    /// A key for one side effect of this task (`step` names it): the same on
+    /// every attempt, instance and restart, different for every task. Send it
+    /// to an external service that deduplicates by key, so a re-run handler
+    /// that repeats the call does not repeat the effect.
+    pub fn idempotency_key(&self, step: &str) -> String {
+        format!("{}/{step}", self.inner.task_id)
     }
 
     /// This attempt's number, from 1.
@@ -122,6 +207,16 @@ impl TaskContext {
             _ = self.inner.token.cancelled() => Err(Cancelled),
             _ = tokio::time::sleep(d) => Ok(()),
         }
+    }
+
+    /// Sleeps until `at` by the runtime's clock (at once if it has passed),
+    /// ending early with `Err` if cancelled. With `at` derived from a stored
+    /// instant ([`created_at`](Self::created_at) plus a delay), the wait
+    /// survives a restart: the re-run handler sleeps only what is left.
+    pub async fn sleep_until(&self, at: Timestamp) -> Result<(), Cancelled> {
+        let now = self.now();
+        let left = if at > now { at.since(now) } else { Duration::ZERO };
+        self.sleep(left).await
     }
 
     /// The guard every write of this handler carries: it still holds the

@@ -8,6 +8,7 @@ mod argument_schema;
 mod background;
 mod cancel;
 mod concurrency;
+mod context_anchors;
 mod create_errors;
 mod default_class;
 mod expiry;

@@ -270,13 +270,16 @@ impl DurableTasks {
     }
 
     /// Declares what these tools need on top of `capabilities`: the tools
-    /// capability and the tasks extension.
+    /// capability, the tasks extension, and (experimental) the tools whose
+    /// keyed `tools/call` sent again returns the same task, so clients may
+    /// resend a call whose answer was lost.
     pub fn advertise(&self, capabilities: &mut ServerCapabilities) {
         capabilities.tools.get_or_insert_with(Default::default);
         capabilities
             .extensions
             .get_or_insert_with(ExtensionCapabilities::new)
             .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        mcp_tasks_wire::advertise_idempotent_calls(capabilities, self.0.listing.iter().map(|t| t.name.as_ref()));
     }
 
     /// `tools`, with each durable tool's definition put in place of a tool

@@ -12,11 +12,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-pub use mcp_tasks_wire::ORPHAN_WINDOW_META_KEY;
-
-/// The `_meta` key under which a client may send an idempotency key with a
-/// `tools/call`: the same key and call return the same task.
-pub const IDEMPOTENCY_KEY_META_KEY: &str = "dev.mcp-tasks/idempotencyKey";
+pub use mcp_tasks_wire::{IDEMPOTENCY_KEY_META_KEY, ORPHAN_WINDOW_META_KEY};
 
 /// The wire status for a stored status (the mapping the client reads back with).
 pub fn status(s: CoreStatus) -> TaskStatus {

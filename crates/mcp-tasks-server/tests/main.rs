@@ -34,6 +34,7 @@ mod principal_isolation;
 mod principal_quota;
 mod transient_retry;
 mod typed_arguments;
+mod typed_elicitation;
 mod unknown_method;
 mod unknown_task;
 mod wrong_typed_task_id;

@@ -1,6 +1,7 @@
 //! The wire facts an mcp-tasks server and client must agree on, defined
-//! once: the vendor `_meta` key that carries the orphan window, and the
-//! mapping between the core's task statuses and rmcp's.
+//! once: the vendor `_meta` key that carries the orphan window, the
+//! idempotency key of a `tools/call` and the capability that promises it is
+//! honoured, and the mapping between the core's task statuses and rmcp's.
 //!
 //! The core has no MCP wire types, so this small crate sits between it and
 //! rmcp; the server writes with it and the client reads with it.
@@ -14,7 +15,7 @@
 //! ```
 
 use mcp_tasks_core::{ServerHints, TaskStatus};
-use rmcp::model::{JsonObject, MetaObject, Task, TaskStatus as WireStatus};
+use rmcp::model::{JsonObject, MetaObject, ServerCapabilities, Task, TaskStatus as WireStatus};
 use serde_json::Value;
 
 /// The `_meta` key, on every task result an mcp-tasks server sends, whose
@@ -23,6 +24,37 @@ use serde_json::Value;
 /// reverse-DNS prefix), since `io.modelcontextprotocol/` is reserved for MCP
 /// itself. Clients should poll at least twice per window.
 pub const ORPHAN_WINDOW_META_KEY: &str = "dev.mcp-tasks/orphanWindowMs";
+
+/// The `_meta` key under which a client sends an idempotency key with a
+/// `tools/call`: an mcp-tasks server answers the same key and call of a
+/// durable tool with the same task, so a call whose answer was lost can be
+/// sent again. Also the name of the `experimental` server capability that
+/// lists the tools for which this holds.
+pub const IDEMPOTENCY_KEY_META_KEY: &str = "dev.mcp-tasks/idempotencyKey";
+
+/// Declares, in `capabilities.experimental`, that calls of `tools` honour
+/// [`IDEMPOTENCY_KEY_META_KEY`] (`{"tools": [...]}`): a vendor capability,
+/// so the `tasks` extension's own settings stay as the specification writes
+/// them. Only durable tools are listed: a server's other tools run again
+/// when a call is repeated.
+pub fn advertise_idempotent_calls<'a>(capabilities: &mut ServerCapabilities, tools: impl IntoIterator<Item = &'a str>) {
+    let names: Vec<Value> = tools.into_iter().map(|t| Value::from(t.to_owned())).collect();
+    let mut settings = JsonObject::new();
+    settings.insert("tools".to_owned(), Value::Array(names));
+    capabilities.experimental.get_or_insert_with(Default::default).insert(IDEMPOTENCY_KEY_META_KEY.to_owned(), settings);
+}
+
+/// Whether a server's capabilities promise that a repeated keyed
+/// `tools/call` of `tool` returns the task the first one created.
+pub fn honours_idempotent_calls(capabilities: &ServerCapabilities, tool: &str) -> bool {
+    capabilities
+        .experimental
+        .as_ref()
+        .and_then(|e| e.get(IDEMPOTENCY_KEY_META_KEY))
+        .and_then(|settings| settings.get("tools"))
+        .and_then(Value::as_array)
+        .is_some_and(|tools| tools.iter().any(|t| t.as_str() == Some(tool)))
+}
 
 /// The wire status for a core status.
 pub fn wire_status(status: TaskStatus) -> WireStatus {
@@ -88,6 +120,17 @@ mod tests {
         let labels: Vec<&str> = prefix.split('.').collect();
         assert!(labels.len() >= 2);
         assert!(!["modelcontextprotocol", "mcp"].contains(&labels[1]), "{prefix}");
+    }
+
+    #[test]
+    fn the_idempotency_capability_reads_back() {
+        let mut caps = ServerCapabilities::default();
+        assert!(!honours_idempotent_calls(&caps, "report"));
+        advertise_idempotent_calls(&mut caps, ["report", "export"]);
+        assert!(honours_idempotent_calls(&caps, "report"));
+        assert!(!honours_idempotent_calls(&caps, "echo"), "a tool not listed runs again when repeated");
+        let wire = serde_json::to_value(&caps).unwrap();
+        assert_eq!(wire["experimental"][IDEMPOTENCY_KEY_META_KEY], serde_json::json!({"tools": ["report", "export"]}));
     }
 
     #[test]

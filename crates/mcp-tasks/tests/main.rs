@@ -10,6 +10,7 @@ mod call_cli;
 mod call_errors_cli;
 mod call_terminal;
 mod clean_stop_checkpoint;
+mod cut_answer_resent;
 mod deleted_db;
 mod fleet_cross_instance;
 mod fleet_database_outage;

@@ -129,9 +129,10 @@ pub async fn get(client: &Client, id: &str) -> Result<GetTaskResult, ErrorData> 
     client.peer().get_task(GetTaskParams::new(id.to_owned())).await.map_err(mcp_error)
 }
 
-/// Polls `tasks/get` until `done` holds (at most 10 s of real time).
+/// Polls `tasks/get` until `done` holds (at most 30 s of real time: a bound
+/// for a loaded CI machine, not a timing).
 pub async fn poll_until(client: &Client, id: &str, done: impl Fn(&GetTaskResult) -> bool) -> GetTaskResult {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let got = get(client, id).await.unwrap();
         if done(&got) {
