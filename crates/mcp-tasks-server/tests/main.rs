@@ -22,6 +22,7 @@ mod invalid_answer;
 mod invalid_arguments;
 mod invalid_envelope;
 mod malformed_json;
+mod metrics_scrape;
 mod missing_meta;
 mod missing_task_name;
 mod mrtr_then_task;
