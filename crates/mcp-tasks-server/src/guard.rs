@@ -174,6 +174,7 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
                         metrics.poll_rate_limited();
                     }
                     let mut response = poll_rate_limited(checked.id, limiter.per_second(), wait);
+                    response.headers_mut().insert(RATE_LIMIT_POLICY, rate_limit_policy(limiter.per_second()));
                     response.extensions_mut().insert(RpcMethod("tasks/get".to_owned()));
                     return response;
                 }
@@ -185,7 +186,16 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             return rpc_error(StatusCode::BAD_REQUEST, refusal.id, refusal.code, refusal.message, data);
         }
     };
-    let with_method = |mut response: Response| {
+    // Every answered poll advertises the limit it is counted against.
+    let policy = config
+        .poll_limit
+        .as_ref()
+        .filter(|_| method.as_ref().is_some_and(|m| m.0 == "tasks/get"))
+        .map(|limiter| rate_limit_policy(limiter.per_second()));
+    let with_method = move |mut response: Response| {
+        if let Some(policy) = policy {
+            response.headers_mut().insert(RATE_LIMIT_POLICY, policy);
+        }
         if let Some(method) = method {
             response.extensions_mut().insert(method);
         }
@@ -210,6 +220,15 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
 
 fn shutting_down() -> Response {
     rpc_error(StatusCode::SERVICE_UNAVAILABLE, Value::Null, SERVER_BUSY, "the server is shutting down".to_owned(), None)
+}
+
+/// The header that advertises the poll limit on every `tasks/get` answer
+/// (the IETF `RateLimit-Policy` field: `q` polls per `w` seconds).
+pub const RATE_LIMIT_POLICY: &str = "ratelimit-policy";
+
+/// `"tasks-get";q=N;w=1`.
+fn rate_limit_policy(per_second: u32) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"tasks-get\";q={per_second};w=1")).expect("ASCII")
 }
 
 /// HTTP 429 with `Retry-After` and [`POLL_RATE_LIMITED`], naming the limit and the wait.

@@ -31,6 +31,7 @@ mod origin;
 mod oversized_body;
 mod poison;
 mod poll_hint;
+mod poll_rate_limit;
 mod principal_isolation;
 mod principal_quota;
 mod transient_retry;
