@@ -11,6 +11,7 @@ mod cancel;
 mod connection_limits;
 mod create_and_poll;
 mod database_outage;
+mod deploy_monitoring;
 mod drop_in;
 mod examples_run;
 mod header_mismatch;
