@@ -23,6 +23,7 @@ mod restart;
 mod second_server;
 mod serve_listen_cli;
 mod serve_log;
+mod serve_log_json;
 mod study_cli;
 mod tasks_dlq_cli;
 mod unreadable_row_start;
