@@ -19,8 +19,11 @@ use serde_json::json;
 
 use crate::common::*;
 
-/// One scrape, parsed: `name` → (sorted labels → value).
-struct Scrape(BTreeMap<String, Vec<(BTreeMap<String, String>, f64)>>);
+/// A sample's labels, sorted.
+type Labels = BTreeMap<String, String>;
+
+/// One scrape, parsed: `name` → (labels, value) of each sample.
+struct Scrape(BTreeMap<String, Vec<(Labels, f64)>>);
 
 impl Scrape {
     fn parse(text: &str) -> Scrape {
@@ -47,7 +50,7 @@ impl Scrape {
 
     /// The value of `name` with exactly `labels` (0 when absent: a counter never incremented).
     fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let wanted: BTreeMap<String, String> = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let wanted: Labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         self.0.get(name).and_then(|s| s.iter().find(|(l, _)| *l == wanted)).map_or(0.0, |(_, v)| *v)
     }
 
