@@ -17,6 +17,8 @@ use crate::hints::Hints;
 use crate::leader::Leader;
 use crate::lease::LeaseKeeper;
 use crate::maintenance::Schedule;
+use crate::measured_store::MeasuredStore;
+use crate::metrics::Metrics;
 use crate::poll_flusher::PollFlusher;
 use crate::reaper::{Reaper, ReaperConfig};
 use crate::registry::Tools;
@@ -57,6 +59,7 @@ pub struct RuntimeBuilder {
     random: Option<Box<dyn RandomSource>>,
     quota: Quota,
     leader_lease: Duration,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -90,6 +93,7 @@ impl RuntimeBuilder {
             random: None,
             quota: DEFAULT_QUOTA,
             leader_lease: crate::leader::DEFAULT_LEADER_LEASE,
+            metrics: Metrics::global(),
         }
     }
 
@@ -152,6 +156,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Where the runtime's metrics go (default [`Metrics::global`]: the
+    /// process's global `metrics` recorder, if any).
+    pub fn metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     /// How often the executor looks for due work when nothing woke it.
     pub fn claim_interval(mut self, every: Duration) -> Self {
         self.claim_interval = every;
@@ -187,7 +198,10 @@ impl RuntimeBuilder {
         }
         let tools = Arc::new(Tools::register(self.tools)?);
         let policy = self.policy;
-        let (store, clock) = (self.store, self.clock);
+        let metrics = self.metrics;
+        // Every store call the runtime makes is timed, whatever the backend.
+        let store: Arc<dyn TaskStore> = Arc::new(MeasuredStore::new(self.store, metrics.clone()));
+        let clock = self.clock;
         let running = Arc::new(Running::default());
         let wakeups = Arc::new(Wakeups::default());
         let polls = Arc::new(PollBuffer::default());
@@ -210,7 +224,12 @@ impl RuntimeBuilder {
             running: running.clone(),
             wakeups: wakeups.clone(),
             env,
-            lease: LeaseKeeper::new(store.clone(), clock.clone(), LeaseTerms { duration: policy.lease_duration }),
+            lease: LeaseKeeper::new(
+                store.clone(),
+                clock.clone(),
+                LeaseTerms { duration: policy.lease_duration },
+                metrics.clone(),
+            ),
             outcomes: OutcomeRules {
                 classifier: Classifier::new(&policy.classifier),
                 retry: policy.retry.clone(),
@@ -227,6 +246,7 @@ impl RuntimeBuilder {
                     ..Schedule::every(self.claim_interval)
                 },
             },
+            metrics: metrics.clone(),
             claims: AtomicU64::new(0),
             claim_lock: tokio::sync::Mutex::new(()),
             stopping: stopping.clone(),
@@ -236,6 +256,7 @@ impl RuntimeBuilder {
             clock: clock.clone(),
             polls: polls.clone(),
             running: running.clone(),
+            metrics: metrics.clone(),
             config: ReaperConfig {
                 retention: policy.retention.clone(),
                 // This instant is the orphan sweep's silence floor.
@@ -248,6 +269,7 @@ impl RuntimeBuilder {
             clock: clock.clone(),
             running: running.clone(),
             wakeups: wakeups.clone(),
+            metrics: metrics.clone(),
             config: TriageConfig {
                 rerunnable: tools.rerunnable(),
                 retention: policy.retention.clone(),
@@ -275,6 +297,7 @@ impl RuntimeBuilder {
             triage,
             flusher,
             leader,
+            metrics,
             background: Background::default(),
             started: AtomicBool::new(false),
             stopping,

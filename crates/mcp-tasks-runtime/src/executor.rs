@@ -23,6 +23,7 @@ use crate::context::{HandlerEnv, TaskContext};
 use crate::error::RuntimeError;
 use crate::lease::LeaseKeeper;
 use crate::maintenance::{self, Schedule};
+use crate::metrics::{Metrics, Outcome, retry_class};
 use crate::registry::Tools;
 use crate::running::{Running, RunningHandler, StopReason};
 use crate::tool::ToolFailure;
@@ -58,6 +59,8 @@ pub(crate) struct Executor {
     pub(crate) outcomes: OutcomeRules,
     /// The retry jitter's source.
     pub(crate) rng: Mutex<Box<dyn RandomSource>>,
+    /// Where attempts' outcomes are counted.
+    pub(crate) metrics: Metrics,
     pub(crate) config: ExecutorConfig,
     /// Numbers this runtime's claims.
     pub(crate) claims: AtomicU64,
@@ -245,6 +248,7 @@ impl Executor {
                 match cas::apply_one(self.store.as_ref(), guarded).await {
                     Ok(UpdateOutcome::Applied(_)) => {
                         log_settlement(record, &settlement);
+                        count_settlement(&self.metrics, record, &settlement);
                         if matches!(settlement, Settlement::Retry { .. } | Settlement::Snoozed { .. }) {
                             self.wakeups.work_available();
                         }
@@ -260,7 +264,10 @@ impl Executor {
             }
         };
         match cas::apply_one(self.store.as_ref(), update).await {
-            Ok(UpdateOutcome::Applied(_)) => {}
+            Ok(UpdateOutcome::Applied(_)) => {
+                tracing::info!(task = %id, tool = %record.tool, attempt = record.attempt, "cancelled: the handler stopped as the client asked");
+                self.metrics.finished(&record.tool, Outcome::Cancelled);
+            }
             Ok(_) => {
                 tracing::info!(task = %id, "outcome not written: the task changed meanwhile (cancelled, timed out or taken over)")
             }
@@ -298,6 +305,17 @@ impl Executor {
     }
 }
 
+/// Counts what an attempt's settlement did.
+fn count_settlement(metrics: &Metrics, record: &TaskRecord, settlement: &Settlement) {
+    match settlement {
+        Settlement::Completed => metrics.finished(&record.tool, Outcome::Completed),
+        Settlement::Retry { .. } => metrics.retried(&record.tool, retry_class(FailureClass::Transient)),
+        Settlement::Snoozed { .. } => {}
+        Settlement::Failed { class: Some(FailureClass::Poison) } => metrics.finished(&record.tool, Outcome::DeadLettered),
+        Settlement::Failed { .. } => metrics.finished(&record.tool, Outcome::Failed),
+    }
+}
+
 /// One line per attempt that did not simply complete: a retry, and above
 /// all a dead letter, is what an operator looks for.
 fn log_settlement(record: &TaskRecord, settlement: &Settlement) {
@@ -310,6 +328,7 @@ fn log_settlement(record: &TaskRecord, settlement: &Settlement) {
             attempt,
             next_attempt = next,
             delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            class = "transient",
             "retrying after a transient failure: attempt {next} of {max} in {} ms",
             delay.as_millis()
         ),

@@ -11,6 +11,7 @@ use mcp_tasks_core::{Clock, Lease, TaskId, Timestamp};
 use mcp_tasks_store::{Change, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 
 use crate::cas;
+use crate::metrics::Metrics;
 use crate::running::{RunningHandler, StopReason};
 
 /// Renews the leases of this runtime's handlers.
@@ -18,11 +19,12 @@ pub(crate) struct LeaseKeeper {
     store: Arc<dyn TaskStore>,
     clock: Arc<dyn Clock>,
     terms: LeaseTerms,
+    metrics: Metrics,
 }
 
 impl LeaseKeeper {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, clock: Arc<dyn Clock>, terms: LeaseTerms) -> Self {
-        LeaseKeeper { store, clock, terms }
+    pub(crate) fn new(store: Arc<dyn TaskStore>, clock: Arc<dyn Clock>, terms: LeaseTerms, metrics: Metrics) -> Self {
+        LeaseKeeper { store, clock, terms, metrics }
     }
 
     /// The lease a new claim by `holder` takes at `now`.
@@ -60,6 +62,7 @@ impl LeaseKeeper {
                     error = %e,
                     "lease lapsed while the store was unavailable: stopping the handler (another instance may take the task over)"
                 );
+                self.metrics.lease_expired();
                 handler.stop(StopReason::LeaseLost);
                 return false;
             }
@@ -78,6 +81,7 @@ impl LeaseKeeper {
             }
             AfterRenewal::LeaseLost => {
                 tracing::info!(task = %id, attempt = handler.attempt, "lease renewal lost: the task was taken over or ended");
+                self.metrics.lease_expired();
                 handler.stop(StopReason::LeaseLost);
                 false
             }

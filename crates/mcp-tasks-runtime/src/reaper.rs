@@ -7,6 +7,7 @@
 //! [`Reaper::spawn`].
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use mcp_tasks_core::reaper::{self, SWEEP_ORDER};
 use mcp_tasks_core::{Clock, RetentionPolicy, Sweep, SweepContext, TaskRecord, Timestamp};
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
 use crate::maintenance::{self, Schedule};
+use crate::metrics::{Metrics, Outcome};
 use crate::running::{Running, StopReason};
 use crate::transitions;
 
@@ -55,6 +57,8 @@ pub(crate) struct Reaper {
     pub(crate) polls: Arc<PollBuffer>,
     /// Handlers here of a task the reaper ended are told to stop.
     pub(crate) running: Arc<Running>,
+    /// Where sweeps and what they did are counted.
+    pub(crate) metrics: Metrics,
     pub(crate) config: ReaperConfig,
 }
 
@@ -74,13 +78,16 @@ impl Reaper {
         self.polls.flush(self.store.as_ref()).await?;
         let mut report = ReapReport::default();
         for sweep in SWEEP_ORDER {
+            let started = Instant::now();
             let n = self.run_sweep(sweep).await?;
+            self.metrics.sweep(sweep_label(sweep), n, started.elapsed());
             match sweep {
                 Sweep::Timeouts => report.timed_out = n,
                 Sweep::Orphans => report.orphaned = n,
                 Sweep::Expiry => report.expired = n,
             }
         }
+        self.metrics.reaper_pass();
         if report != ReapReport::default() {
             tracing::info!(
                 timed_out = report.timed_out,
@@ -93,6 +100,30 @@ impl Reaper {
             );
         }
         Ok(report)
+    }
+
+    /// One line and the counters for a task a sweep acted on.
+    fn count_and_log(&self, sweep: Sweep, record: &TaskRecord) {
+        let (task, tool) = (&record.id, &record.tool);
+        match sweep {
+            Sweep::Timeouts => {
+                tracing::info!(task = %task, tool = %tool, attempt = record.attempt, "timed out: failed past its deadline");
+                self.metrics.finished(tool, Outcome::TimedOut);
+            }
+            Sweep::Orphans => {
+                tracing::info!(
+                    task = %task,
+                    tool = %tool,
+                    attempt = record.attempt,
+                    "orphan cancelled: no client polled it for the orphan window"
+                );
+                self.metrics.finished(tool, Outcome::Orphaned);
+                self.metrics.orphan_cancelled(tool);
+            }
+            Sweep::Expiry => {
+                tracing::debug!(task = %task, tool = %tool, status = %record.status, "expired: deleted after retention");
+            }
+        }
     }
 
     async fn run_sweep(&self, sweep: Sweep) -> Result<usize, RuntimeError> {
@@ -134,6 +165,7 @@ impl Reaper {
                 match outcome {
                     UpdateOutcome::Applied(_) => {
                         applied += 1;
+                        self.count_and_log(sweep, record);
                         // A local handler of a timed-out or orphaned task must stop;
                         // its own write would lose the guard anyway.
                         self.running.stop(&record.id, StopReason::LeaseLost);
@@ -148,5 +180,14 @@ impl Reaper {
             }
         }
         Ok(done)
+    }
+}
+
+/// The `sweep` label of a sweep.
+fn sweep_label(sweep: Sweep) -> &'static str {
+    match sweep {
+        Sweep::Timeouts => "timeouts",
+        Sweep::Orphans => "orphans",
+        Sweep::Expiry => "expiry",
     }
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
 use mcp_tasks_core::input::{merge_answers, new_answers};
-use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord};
-use mcp_tasks_store::{Change, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore};
+use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord, TaskStatus};
+use mcp_tasks_store::{Change, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +21,7 @@ use crate::error::RuntimeError;
 use crate::executor::Executor;
 use crate::hints::Hints;
 use crate::leader::Leader;
+use crate::metrics::{Metrics, Outcome};
 use crate::poll_flusher::PollFlusher;
 use crate::reaper::{ReapReport, Reaper};
 use crate::registry::Tools;
@@ -61,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) flusher: Arc<PollFlusher>,
     /// Standing in the maintenance election; gates the reaper and lapsed-lease triage.
     pub(crate) leader: Arc<Leader>,
+    /// Where the client operations' events and the scraped gauges go.
+    pub(crate) metrics: Metrics,
     pub(crate) background: Background,
     pub(crate) started: AtomicBool,
     /// Cancelled by shutdown: no more claims, no new tasks.
@@ -225,6 +228,9 @@ impl Runtime {
             })
             .await?;
         if created.created {
+            let record = &created.record;
+            tracing::info!(task = %record.id, tool = %record.tool, principal = record.principal.as_deref().unwrap_or(""), "task created");
+            inner.metrics.created(&record.tool);
             inner.wakeups.work_available();
         }
         Ok((self.view(created.record).await, created.created))
@@ -235,6 +241,7 @@ impl Runtime {
     pub async fn get_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
         let record = self.read_visible(id, principal).await?;
         self.inner.polls.record(id, self.inner.clock.now());
+        self.inner.metrics.polled(&record.tool);
         Ok(self.view(record).await)
     }
 
@@ -265,7 +272,14 @@ impl Runtime {
         // Whatever was written (or had been), a handler here stops at once.
         let record = match resolution {
             Resolution::Done(record) => record,
-            Resolution::Applied(Some(after), _) => *after,
+            Resolution::Applied(Some(after), _) => {
+                // Only a cancel that ended the task writes `cancelled`; a requested one leaves it working.
+                if after.status == TaskStatus::Cancelled {
+                    tracing::info!(task = %after.id, tool = %after.tool, "cancelled by its client");
+                    inner.metrics.finished(&after.tool, Outcome::Cancelled);
+                }
+                *after
+            }
             Resolution::Applied(None, _) => self.read_visible(id, principal).await?,
             Resolution::Gone => return Err(RuntimeError::TaskNotFound(id.clone())),
             Resolution::Contended => return Err(cas::contended(id)),
@@ -320,6 +334,25 @@ impl Runtime {
     /// The store.
     pub fn store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.store
+    }
+
+    /// Where this runtime's metrics go.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// Sets the gauges counted from the store (tasks by status, dead
+    /// letters not requeued). A scrape calls it, so the numbers are as
+    /// fresh as the scrape; each is one count query (dead letters: one
+    /// listing of the unrequeued ones).
+    pub async fn refresh_gauges(&self) -> Result<(), RuntimeError> {
+        let inner = &self.inner;
+        let counts = inner.store.count_by_status().await?;
+        inner.metrics.tasks_by_status(counts);
+        let query = DeadLetterQuery { tool: None, include_requeued: false, limit: 0 };
+        let depth = inner.store.list_dead_letters(query).await?.len();
+        inner.metrics.dead_letters(depth);
+        Ok(())
     }
 
     /// This runtime's lease owner name (unique per runtime).

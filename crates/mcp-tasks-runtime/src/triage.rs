@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
 use crate::maintenance::{self, Schedule};
+use crate::metrics::{Metrics, Outcome};
 use crate::reaper::{MAX_BATCHES_PER_SWEEP, SWEEP_BATCH};
 use crate::running::Running;
 use crate::transitions;
@@ -74,6 +75,17 @@ fn outcome_words(decision: &TriageDecision) -> &'static str {
     }
 }
 
+/// The `decision` label (metrics and log field) of a decision.
+fn decision_label(decision: &TriageDecision) -> &'static str {
+    match decision {
+        TriageDecision::Resume { .. } => "resumed",
+        TriageDecision::Reask { .. } => "reasked",
+        TriageDecision::Cancel => "cancelled",
+        TriageDecision::FailTimeout(_) | TriageDecision::FailNotRerunnable(_) => "failed",
+        TriageDecision::Poison(_) => "poisoned",
+    }
+}
+
 /// Triage's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct TriageConfig {
@@ -95,6 +107,8 @@ pub(crate) struct Triage {
     pub(crate) running: Arc<Running>,
     /// Woken when a task is handed back to run.
     pub(crate) wakeups: Arc<Wakeups>,
+    /// Where decisions and takeovers are counted.
+    pub(crate) metrics: Metrics,
     pub(crate) config: TriageConfig,
 }
 
@@ -119,6 +133,21 @@ impl Triage {
                 Ok(())
             }
         })
+    }
+
+    /// Counts a decision applied to a task of `tool` whose holder was gone.
+    fn count(&self, tool: &str, decision: &TriageDecision) {
+        let metrics = &self.metrics;
+        metrics.lease_taken_over(tool);
+        metrics.triaged(decision_label(decision));
+        match decision {
+            TriageDecision::Resume { .. } => metrics.retried(tool, "executor_lost"),
+            TriageDecision::Reask { .. } => {}
+            TriageDecision::Cancel => metrics.finished(tool, Outcome::Cancelled),
+            TriageDecision::FailTimeout(_) => metrics.finished(tool, Outcome::TimedOut),
+            TriageDecision::FailNotRerunnable(_) => metrics.finished(tool, Outcome::Failed),
+            TriageDecision::Poison(_) => metrics.finished(tool, Outcome::DeadLettered),
+        }
     }
 
     /// One pass over `scope`.
@@ -158,11 +187,13 @@ impl Triage {
                 }
                 applied += 1;
                 let outcome = outcome_words(decision);
+                let label = decision_label(decision);
                 if matches!(decision, TriageDecision::Poison(_)) {
-                    tracing::warn!(task = %id, tool = %tool, attempt, "triage: {outcome}");
+                    tracing::warn!(task = %id, tool = %tool, attempt, decision = label, "lease taken over: {outcome}");
                 } else {
-                    tracing::debug!(task = %id, tool = %tool, attempt, "triage: {outcome}");
+                    tracing::info!(task = %id, tool = %tool, attempt, decision = label, "lease taken over: {outcome}");
                 }
+                self.count(tool, decision);
                 match decision {
                     TriageDecision::Resume { .. } => report.resumed += 1,
                     TriageDecision::Reask { .. } => report.reasked += 1,

@@ -3,11 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use mcp_tasks_core::{Clock, Policy};
+use mcp_tasks_core::{Clock, Policy, SystemClock};
 use mcp_tasks_runtime::{CompiledSchema, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure};
 use mcp_tasks_store::TaskStore;
 use rmcp::model::{Implementation, Tool};
@@ -25,6 +26,8 @@ use crate::guard::{GuardConfig, guard};
 use crate::handler::{Shared, TaskHandler};
 use crate::inline::InlineTool;
 use crate::limits::ConnectionLimits;
+use crate::metrics::{Collector, ServerMetrics, time_requests};
+use crate::rate_limit::PollLimiter;
 use crate::server_error::ServerError;
 use crate::typed::{IntoTaskResult, TypedTool};
 
@@ -66,6 +69,11 @@ pub struct TaskServerBuilder {
     server_info: Implementation,
     instructions: Option<String>,
     shutdown_grace: Duration,
+    /// Kept for the poll limiter (the runtime gets it too).
+    clock: Option<Arc<dyn Clock>>,
+    metrics: ServerMetrics,
+    metrics_endpoint: bool,
+    max_polls_per_second: Option<NonZeroU32>,
 }
 
 impl std::fmt::Debug for TaskServerBuilder {
@@ -126,6 +134,7 @@ impl TaskServerBuilder {
 
     /// The clock every decision reads (default: the system clock).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock.clone());
         self.tasks = self.tasks.clock(clock);
         self
     }
@@ -195,6 +204,32 @@ impl TaskServerBuilder {
         self
     }
 
+    /// Whether `GET /metrics` is served (default yes; outside the bearer
+    /// guard, like the probes — see [`crate::metrics`]). The counts are kept
+    /// either way ([`TaskServer::metrics`]).
+    pub fn metrics_endpoint(mut self, serve: bool) -> Self {
+        self.metrics_endpoint = serve;
+        self
+    }
+
+    /// Runs `collect` at each scrape, before rendering: for values read off
+    /// the store itself, such as a SQLite store's group-commit totals
+    /// ([`mcp_tasks_runtime::Metrics::group_commits`]).
+    pub fn metrics_collector(mut self, collect: impl Fn(&mcp_tasks_runtime::Metrics) + Send + Sync + 'static) -> Self {
+        let collect: Collector = Arc::new(collect);
+        self.metrics.add_collector(collect);
+        self
+    }
+
+    /// Limits `tasks/get` to `per_second` per principal (default: no
+    /// limit). Beyond it a poll gets HTTP 429 with `Retry-After` and the
+    /// JSON-RPC error [`POLL_RATE_LIMITED`](crate::rate_limit::POLL_RATE_LIMITED);
+    /// the limit is counted on the server's clock.
+    pub fn max_polls_per_second(mut self, per_second: Option<NonZeroU32>) -> Self {
+        self.max_polls_per_second = per_second;
+        self
+    }
+
     /// Builds the runtime (validating the policy) and the tool routes.
     pub fn build(self) -> Result<TaskServer, ServerError> {
         if let Some(problem) = self.limits.problem(self.max_body_bytes) {
@@ -218,7 +253,10 @@ impl TaskServerBuilder {
                 }
             }
         }
-        let tasks = tasks.build()?;
+        let runtime_metrics = self.metrics.runtime_metrics().clone();
+        let tasks = tasks.runtime(|r| r.metrics(runtime_metrics)).build()?;
+        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let poll_limit = self.max_polls_per_second.map(|per_second| PollLimiter::new(per_second, clock));
         let mut routes = HashMap::new();
         let mut listing = Vec::new();
         let mut task_listed = HashSet::new();
@@ -258,7 +296,11 @@ impl TaskServerBuilder {
                 tokens: self.tokens,
                 body_timeout: self.limits.body_timeout,
                 budget: BodyBudget::new(self.limits.max_body_bytes_in_flight),
+                poll_limit,
+                metrics: Some(self.metrics.clone()),
             }),
+            metrics: self.metrics,
+            metrics_endpoint: self.metrics_endpoint,
             allowed_hosts: self.allowed_hosts,
             allowed_origins: self.allowed_origins.unwrap_or_else(|| DEFAULT_ALLOWED_ORIGINS.map(str::to_owned).to_vec()),
             limits: self.limits,
@@ -273,6 +315,8 @@ impl TaskServerBuilder {
 pub struct TaskServer {
     shared: Arc<Shared>,
     guard: Arc<GuardConfig>,
+    metrics: ServerMetrics,
+    metrics_endpoint: bool,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Vec<String>,
     pub(crate) limits: ConnectionLimits,
@@ -300,7 +344,16 @@ impl TaskServer {
             server_info: Implementation::new("mcp-tasks", env!("CARGO_PKG_VERSION")),
             instructions: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            clock: None,
+            metrics: ServerMetrics::new(),
+            metrics_endpoint: true,
+            max_polls_per_second: None,
         }
+    }
+
+    /// This server's metrics (what `GET /metrics` renders).
+    pub fn metrics(&self) -> &ServerMetrics {
+        &self.metrics
     }
 
     /// The runtime behind the server (maintenance passes, dead letters, …).
@@ -319,9 +372,10 @@ impl TaskServer {
         &self.shared.listing
     }
 
-    /// An axum router with the MCP endpoint at [`MCP_PATH`] and the probes
+    /// An axum router with the MCP endpoint at [`MCP_PATH`], the probes
     /// [`HEALTHZ_PATH`](crate::health::HEALTHZ_PATH) and
-    /// [`READYZ_PATH`](crate::health::READYZ_PATH). Start the runtime
+    /// [`READYZ_PATH`](crate::health::READYZ_PATH), and
+    /// [`METRICS_PATH`](crate::metrics::METRICS_PATH) (unless turned off). Start the runtime
     /// ([`start`](Self::start)) for tasks to run; every router shares it.
     /// Serving the router yourself skips the connection limits and timeouts
     /// that [`serve`](Self::serve) applies (the body limits still hold).
@@ -343,11 +397,19 @@ impl TaskServer {
             Default::default(),
             config,
         );
-        Router::new()
+        let runtime = self.shared.tasks.runtime().clone();
+        let mut router = Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
-            // Merged after the layer: probes need no token and no Host/Origin check.
-            .merge(crate::health::routes(self.shared.tasks.runtime().clone()))
+            // Outside the guard: refused requests are timed too.
+            .layer(axum::middleware::from_fn_with_state(self.metrics.clone(), time_requests))
+            // Merged after the layers: probes need no token and no Host/Origin check.
+            .merge(crate::health::routes(runtime.clone()));
+        if self.metrics_endpoint {
+            // Likewise: a Prometheus server scrapes by address, without MCP credentials.
+            router = router.merge(crate::metrics::routes(self.metrics.clone(), runtime));
+        }
+        router
     }
 
     /// Starts the runtime: startup triage, then the executor and the maintenance loops.

@@ -16,6 +16,8 @@ pub struct Checked {
     pub method: Option<String>,
     /// The `taskId` of a `tasks/get`, `tasks/update` or `tasks/cancel`.
     pub task_id: Option<String>,
+    /// The request's id (`null` for a notification or a response).
+    pub id: Value,
 }
 
 /// Why a body was refused: a JSON-RPC error code and a message naming what
@@ -76,7 +78,7 @@ pub fn check(body: &[u8]) -> Result<Checked, Refusal> {
     };
     if id.is_none() {
         // A notification: nothing to answer.
-        return Ok(Checked { method: Some(method), task_id: None });
+        return Ok(Checked { method: Some(method), task_id: None, id: Value::Null });
     }
     let params = members.get("params").copied();
     let typed = match method.as_str() {
@@ -87,7 +89,7 @@ pub fn check(body: &[u8]) -> Result<Checked, Refusal> {
         _ => Ok(None),
     };
     match typed {
-        Ok(task_id) => Ok(Checked { method: Some(method), task_id }),
+        Ok(task_id) => Ok(Checked { method: Some(method), task_id, id: answer_id }),
         Err(problem) => Err(Refusal {
             code: INVALID_PARAMS,
             message: format!("invalid params for {method}: {problem}"),

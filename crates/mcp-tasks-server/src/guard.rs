@@ -14,7 +14,9 @@
 //!   `method`): HTTP 400, `-32600` naming the member (rmcp answers 415);
 //! - wrong-typed params of the methods this server implements, such as a
 //!   numeric `taskId`: HTTP 400, `-32602` naming the field (rmcp answers
-//!   `-32601`, since the typed request does not parse).
+//!   `-32601`, since the typed request does not parse);
+//! - a `tasks/get` beyond its principal's poll rate, when one is set
+//!   ([`PollLimiter`]): HTTP 429 with `Retry-After`, `-32051`.
 //!
 //! The body is parsed once, without copying its contents ([`envelope`]).
 //! A `tasks/*` request without an `Mcp-Name` header gets one derived from
@@ -32,11 +34,13 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::auth::TokenMap;
+use crate::auth::{Principal, TokenMap};
 use crate::body_budget::BodyBudget;
 use crate::envelope;
 pub use crate::envelope::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use crate::log_limit::{RateLimitedWarning, truncated};
+use crate::metrics::{RpcMethod, ServerMetrics};
+use crate::rate_limit::{POLL_RATE_LIMITED, PollLimiter, RetryAfter};
 
 /// JSON-RPC implementation-defined server error, used for "busy, retry".
 pub const SERVER_BUSY: i64 = -32000;
@@ -58,6 +62,10 @@ pub struct GuardConfig {
     pub body_timeout: Duration,
     /// Bytes of request bodies that may be in flight at once.
     pub budget: BodyBudget,
+    /// The per-principal limit on `tasks/get`, if any.
+    pub poll_limit: Option<PollLimiter>,
+    /// Where refused polls are counted.
+    pub metrics: Option<ServerMetrics>,
 }
 
 /// The middleware (use with `axum::middleware::from_fn_with_state`).
@@ -152,21 +160,51 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
     } else {
         envelope::check(&bytes)
     };
-    match checked {
+    let method = match checked {
         Ok(checked) => {
             if let Some(task_id) = &checked.task_id {
                 tolerate_missing_task_name(&mut parts.headers, task_id);
             }
+            if checked.method.as_deref() == Some("tasks/get")
+                && let Some(limiter) = &config.poll_limit
+            {
+                let principal = parts.extensions.get::<Principal>().map_or("", |p| p.0.as_str());
+                if let Err(wait) = limiter.check(principal) {
+                    if let Some(metrics) = &config.metrics {
+                        metrics.poll_rate_limited();
+                    }
+                    let mut response = poll_rate_limited(checked.id, limiter.per_second(), wait);
+                    response.headers_mut().insert(RATE_LIMIT_POLICY, rate_limit_policy(limiter.per_second()));
+                    response.extensions_mut().insert(RpcMethod("tasks/get".to_owned()));
+                    return response;
+                }
+            }
+            checked.method.map(RpcMethod)
         }
         Err(refusal) => {
             let data = refusal.method.map(|method| json!({"method": method}));
             return rpc_error(StatusCode::BAD_REQUEST, refusal.id, refusal.code, refusal.message, data);
         }
-    }
+    };
+    // Every answered poll advertises the limit it is counted against.
+    let policy = config
+        .poll_limit
+        .as_ref()
+        .filter(|_| method.as_ref().is_some_and(|m| m.0 == "tasks/get"))
+        .map(|limiter| rate_limit_policy(limiter.per_second()));
+    let with_method = move |mut response: Response| {
+        if let Some(policy) = policy {
+            response.headers_mut().insert(RATE_LIMIT_POLICY, policy);
+        }
+        if let Some(method) = method {
+            response.extensions_mut().insert(method);
+        }
+        response
+    };
     let large = bytes.len() > crate::body_budget::SMALL_BODY_BYTES;
     let request = Request::from_parts(parts, Body::from(bytes));
     if !large {
-        return next.run(request).await;
+        return with_method(next.run(request).await);
     }
     // rmcp parses the body again (twice over, in effect) inside this call,
     // tens of milliseconds of CPU for a large one that would stall one of the
@@ -174,7 +212,7 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
     // from a blocking thread instead; its spawned work still runs on the workers.
     let runtime = tokio::runtime::Handle::current();
     match tokio::task::spawn_blocking(move || runtime.block_on(next.run(request))).await {
-        Ok(response) => response,
+        Ok(response) => with_method(response),
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => shutting_down(),
     }
@@ -182,6 +220,31 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
 
 fn shutting_down() -> Response {
     rpc_error(StatusCode::SERVICE_UNAVAILABLE, Value::Null, SERVER_BUSY, "the server is shutting down".to_owned(), None)
+}
+
+/// The header that advertises the poll limit on every `tasks/get` answer
+/// (the IETF `RateLimit-Policy` field: `q` polls per `w` seconds).
+pub const RATE_LIMIT_POLICY: &str = "ratelimit-policy";
+
+/// `"tasks-get";q=N;w=1`.
+fn rate_limit_policy(per_second: u32) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"tasks-get\";q={per_second};w=1")).expect("ASCII")
+}
+
+/// HTTP 429 with `Retry-After` and [`POLL_RATE_LIMITED`], naming the limit and the wait.
+fn poll_rate_limited(id: Value, per_second: u32, wait: RetryAfter) -> Response {
+    let mut response = rpc_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        id,
+        POLL_RATE_LIMITED,
+        format!(
+            "too many polls: this server allows {per_second} tasks/get per second per principal; retry in {} ms",
+            wait.millis()
+        ),
+        Some(json!({"maxPollsPerSecond": per_second, "retryAfterMs": wait.millis()})),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait.header_seconds()));
+    response
 }
 
 fn too_large(max_body_bytes: usize) -> Response {

@@ -17,7 +17,11 @@
 //!   missing credentials (`401`).
 //! - [`TaskServer::serve`] bounds connections ([`limits::ConnectionLimits`]):
 //!   header, body and idle timeouts and a connection limit.
-//! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes.
+//! - `GET /healthz` and `GET /readyz` ([`health`]) are the probes;
+//!   `GET /metrics` ([`metrics`]) is Prometheus's scrape. None of them needs
+//!   a bearer token.
+//! - `tasks/get` may be limited per principal ([`rate_limit`]): HTTP 429,
+//!   `-32051`.
 //!
 //! [`tools::support`] holds small helpers for tool authors. The `tool-sets`
 //! feature adds the `demo`, `conformance` and `fleet` tool sets
@@ -79,6 +83,8 @@ pub mod health;
 pub mod inline;
 pub mod limits;
 pub mod log_limit;
+pub mod metrics;
+pub mod rate_limit;
 pub mod serve;
 mod server_error;
 pub mod tools;
@@ -93,6 +99,8 @@ pub use elicit::{Elicit, Elicited};
 pub use errors::QUOTA_EXCEEDED;
 pub use inline::{InlineCall, InlineTool};
 pub use limits::ConnectionLimits;
+pub use metrics::ServerMetrics;
+pub use rate_limit::POLL_RATE_LIMITED;
 pub use server_error::ServerError;
 pub use typed::{IntoTaskResult, TypedTool};
 pub use wire::{IDEMPOTENCY_KEY_META_KEY, ORPHAN_WINDOW_META_KEY};

@@ -8,6 +8,7 @@ pub(crate) mod dlq;
 pub(crate) mod inspect;
 pub(crate) mod instant_arg;
 pub(crate) mod listen_addr;
+pub(crate) mod observability;
 pub(crate) mod policy_args;
 pub(crate) mod serve;
 pub(crate) mod study;

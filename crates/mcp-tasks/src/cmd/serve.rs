@@ -38,6 +38,8 @@ pub(crate) struct Args {
     tools: Vec<ToolSet>,
     #[command(flatten)]
     policy: PolicyArgs,
+    #[command(flatten)]
+    observability: super::observability::ObservabilityArgs,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "MCP_TASKS_MAX_BODY_BYTES", default_value_t = mcp_tasks_server::builder::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
@@ -99,7 +101,7 @@ pub(crate) struct Args {
 
 /// Runs `mcp-tasks serve`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    init_logging();
+    super::observability::init_logging(args.observability.log_format);
     let policy = args.policy.policy()?;
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
@@ -180,6 +182,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.allowed_origins.is_empty() {
         builder = builder.allowed_origins(args.allowed_origins.clone());
     }
+    builder = args.observability.apply(builder, sqlite.clone());
     let server = builder.build()?;
     let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
     tracing::info!(
@@ -200,19 +203,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Logs to stderr; `RUST_LOG` overrides the default: this command's and the
-/// server's start-up info and the runtime's (what happened to the work), else warnings, but only errors from rmcp, which
-/// logs every error answer (each client mistake, with its request id) as a
-/// warning.
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new("warn,rmcp=error,mcp_tasks::cmd::serve=info,mcp_tasks_server::serve=info,mcp_tasks_runtime=info")
-    });
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
 }
 
 /// Resolves on SIGINT or SIGTERM.
