@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::TokenMap;
 use crate::body_budget::BodyBudget;
+use crate::custom_handler::Mount;
 use crate::durable::{DurableTasks, DurableTasksBuilder};
 use crate::durable_handler::Durable;
 use crate::guard::{GuardConfig, guard};
@@ -66,6 +67,8 @@ pub struct TaskServerBuilder {
     server_info: Implementation,
     instructions: Option<String>,
     shutdown_grace: Duration,
+    /// A handler of the user's own instead of the inline tools' handler.
+    handler: Option<Mount>,
 }
 
 impl std::fmt::Debug for TaskServerBuilder {
@@ -189,6 +192,29 @@ impl TaskServerBuilder {
         self
     }
 
+    /// Serves your own rmcp `ServerHandler` — `#[tool_router]` tools,
+    /// prompts, resources, completions, its `get_info` — with this
+    /// builder's durable tools added ([`Durable`]), behind this server's
+    /// guard, limits and probes. `make` builds it once, given the durable
+    /// tools (to start a fronted task or seal a `requestState`); every
+    /// request gets a clone. Inline tools cannot be added then: the handler
+    /// serves its own tools.
+    pub fn handler<H, F>(mut self, make: F) -> Self
+    where
+        H: rmcp::ServerHandler + Clone,
+        F: Fn(&DurableTasks) -> H + Send + Sync + 'static,
+    {
+        self.handler = Some(crate::custom_handler::mount(make));
+        self
+    }
+
+    /// The key that seals the `requestState` of multi-round-trip answers
+    /// (see [`DurableTasksBuilder::request_state_key`]); a fleet shares one.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.tasks = self.tasks.request_state_key(key);
+        self
+    }
+
     /// How long running handlers get at shutdown (default [`DEFAULT_SHUTDOWN_GRACE`]).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
@@ -199,6 +225,15 @@ impl TaskServerBuilder {
     pub fn build(self) -> Result<TaskServer, ServerError> {
         if let Some(problem) = self.limits.problem(self.max_body_bytes) {
             return Err(ServerError::Limits(problem));
+        }
+        if self.handler.is_some()
+            && let Some(Registration::Inline(tool)) = self.order.iter().find(|r| matches!(r, Registration::Inline(_)))
+        {
+            return Err(ServerError::Tool {
+                tool: tool.definition().name.to_string(),
+                reason: "inline tools need the built-in handler; a server given its own handler() serves its own tools"
+                    .into(),
+            });
         }
         let task_names: HashSet<&str> = self
             .order
@@ -264,6 +299,7 @@ impl TaskServerBuilder {
             limits: self.limits,
             shutdown_grace: self.shutdown_grace,
             stop,
+            handler: self.handler,
         })
     }
 }
@@ -278,6 +314,7 @@ pub struct TaskServer {
     pub(crate) limits: ConnectionLimits,
     pub(crate) shutdown_grace: Duration,
     pub(crate) stop: CancellationToken,
+    handler: Option<Mount>,
 }
 
 impl std::fmt::Debug for TaskServer {
@@ -300,6 +337,7 @@ impl TaskServer {
             server_info: Implementation::new("mcp-tasks", env!("CARGO_PKG_VERSION")),
             instructions: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            handler: None,
         }
     }
 
@@ -337,15 +375,19 @@ impl TaskServer {
         }
         // Enforced even when empty: an empty list refuses every browser origin.
         config = config.with_allowed_origins(self.allowed_origins.clone()).enforce_origin_validation();
-        let shared = self.shared.clone();
-        let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(
-            move || Ok(shared.tasks.wrap(TaskHandler(shared.clone()))),
-            Default::default(),
-            config,
-        );
-        Router::new()
-            .nest_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
+        let mcp = match &self.handler {
+            Some(mount) => mount(&self.shared.tasks, config),
+            None => {
+                let shared = self.shared.clone();
+                let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(
+                    move || Ok(shared.tasks.wrap(TaskHandler(shared.clone()))),
+                    Default::default(),
+                    config,
+                );
+                Router::new().nest_service(MCP_PATH, service)
+            }
+        };
+        mcp.layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
             // Merged after the layer: probes need no token and no Host/Origin check.
             .merge(crate::health::routes(self.shared.tasks.runtime().clone()))
     }
