@@ -90,6 +90,13 @@ impl TaskServerBuilder {
         self
     }
 
+    /// Adds a durable tool that the [`handler`](Self::handler)'s own tool of
+    /// the same name starts (see [`DurableTasksBuilder::fronted_tool`]).
+    pub fn fronted_tool(mut self, tool: impl TaskTool) -> Self {
+        self.tasks = self.tasks.fronted_tool(tool);
+        self
+    }
+
     /// Adds a typed durable tool (see [`DurableTasksBuilder::typed_tool`]).
     pub fn typed_tool<A, F, Fut, R>(mut self, tool: TypedTool<A, F>) -> Self
     where

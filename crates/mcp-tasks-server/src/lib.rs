@@ -79,6 +79,7 @@ pub mod health;
 pub mod inline;
 pub mod input_capabilities;
 pub mod limits;
+pub mod list_cache;
 pub mod log_limit;
 pub mod request_state;
 pub mod serve;
