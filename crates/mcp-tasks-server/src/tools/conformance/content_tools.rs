@@ -19,7 +19,7 @@ use super::server::ConformanceServer;
 #[derive(Debug, Deserialize, rmcp::schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct GreetArgs {
-    /// Who to greet (default: "world").
+    /// Who to greet (default: "World").
     #[serde(default)]
     pub name: Option<String>,
 }
@@ -73,7 +73,7 @@ impl ConformanceServer {
     /// Answers at once: the synchronous tool of the task scenarios.
     #[tool(description = "Greets someone, synchronously.")]
     async fn greet(&self, Parameters(args): Parameters<GreetArgs>) -> String {
-        format!("Hello, {}!", args.name.as_deref().unwrap_or("world"))
+        format!("Hello, {}!", args.name.as_deref().unwrap_or("World"))
     }
 
     #[tool(description = "Returns a simple text response.")]
