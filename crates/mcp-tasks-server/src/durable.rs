@@ -168,7 +168,7 @@ impl DurableTasksBuilder {
     }
 
     /// How long an issued `requestState` stays valid (default
-    /// [`DEFAULT_REQUEST_STATE_TTL`](crate::request_state::DEFAULT_REQUEST_STATE_TTL)).
+    /// [`DEFAULT_REQUEST_STATE_TTL`]).
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.request_state_ttl = ttl;
         self
