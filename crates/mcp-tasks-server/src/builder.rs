@@ -383,7 +383,7 @@ impl TaskServer {
         // Enforced even when empty: an empty list refuses every browser origin.
         config = config.with_allowed_origins(self.allowed_origins.clone()).enforce_origin_validation();
         let mcp = match &self.handler {
-            Some(mount) => mount(&self.shared.tasks, config),
+            Some(mount) => mount(&self.shared.tasks, config, MCP_PATH),
             None => {
                 let shared = self.shared.clone();
                 let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(

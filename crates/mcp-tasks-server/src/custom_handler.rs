@@ -10,13 +10,12 @@ use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::builder::MCP_PATH;
 use crate::durable::DurableTasks;
 use crate::durable_handler::Durable;
 
-/// Mounts a handler at [`MCP_PATH`]: the handler type erased, so
-/// `TaskServer` stays one type whichever handler it serves.
-pub(crate) type Mount = Arc<dyn Fn(&DurableTasks, StreamableHttpServerConfig) -> Router + Send + Sync>;
+/// Mounts a handler at a path (the MCP endpoint's): the handler type
+/// erased, so `TaskServer` stays one type whichever handler it serves.
+pub(crate) type Mount = Arc<dyn Fn(&DurableTasks, StreamableHttpServerConfig, &str) -> Router + Send + Sync>;
 
 /// The mount for the handler `make` builds. `make` runs once per router;
 /// each request gets a clone, wrapped in [`Durable`].
@@ -25,11 +24,11 @@ where
     H: ServerHandler + Clone,
     F: Fn(&DurableTasks) -> H + Send + Sync + 'static,
 {
-    Arc::new(move |tasks: &DurableTasks, config| {
+    Arc::new(move |tasks: &DurableTasks, config, path: &str| {
         let handler = make(tasks);
         let tasks = tasks.clone();
         let service: StreamableHttpService<Durable<H>, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(tasks.wrap(handler.clone())), Default::default(), config);
-        Router::new().nest_service(MCP_PATH, service)
+        Router::new().nest_service(path, service)
     })
 }
