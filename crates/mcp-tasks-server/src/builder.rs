@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::TokenMap;
 use crate::body_budget::BodyBudget;
+use crate::custom_handler::Mount;
 use crate::durable::{DurableTasks, DurableTasksBuilder};
 use crate::durable_handler::Durable;
 use crate::guard::{GuardConfig, guard};
@@ -74,6 +75,8 @@ pub struct TaskServerBuilder {
     metrics: ServerMetrics,
     metrics_endpoint: bool,
     max_polls_per_second: Option<NonZeroU32>,
+    /// A handler of the user's own instead of the inline tools' handler.
+    handler: Option<Mount>,
 }
 
 impl std::fmt::Debug for TaskServerBuilder {
@@ -92,6 +95,13 @@ impl TaskServerBuilder {
     pub fn tool_arc(mut self, tool: Arc<dyn TaskTool>) -> Self {
         self.order.push(Registration::Task(tool.spec().name));
         self.tasks = self.tasks.tool_arc(tool);
+        self
+    }
+
+    /// Adds a durable tool that the [`handler`](Self::handler)'s own tool of
+    /// the same name starts (see [`DurableTasksBuilder::fronted_tool`]).
+    pub fn fronted_tool(mut self, tool: impl TaskTool) -> Self {
+        self.tasks = self.tasks.fronted_tool(tool);
         self
     }
 
@@ -198,6 +208,29 @@ impl TaskServerBuilder {
         self
     }
 
+    /// Serves your own rmcp `ServerHandler` — `#[tool_router]` tools,
+    /// prompts, resources, completions, its `get_info` — with this
+    /// builder's durable tools added ([`Durable`]), behind this server's
+    /// guard, limits and probes. `make` builds it once, given the durable
+    /// tools (to start a fronted task or seal a `requestState`); every
+    /// request gets a clone. Inline tools cannot be added then: the handler
+    /// serves its own tools.
+    pub fn handler<H, F>(mut self, make: F) -> Self
+    where
+        H: rmcp::ServerHandler + Clone,
+        F: Fn(&DurableTasks) -> H + Send + Sync + 'static,
+    {
+        self.handler = Some(crate::custom_handler::mount(make));
+        self
+    }
+
+    /// The key that seals the `requestState` of multi-round-trip answers
+    /// (see [`DurableTasksBuilder::request_state_key`]); a fleet shares one.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.tasks = self.tasks.request_state_key(key);
+        self
+    }
+
     /// How long running handlers get at shutdown (default [`DEFAULT_SHUTDOWN_GRACE`]).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
@@ -234,6 +267,15 @@ impl TaskServerBuilder {
     pub fn build(self) -> Result<TaskServer, ServerError> {
         if let Some(problem) = self.limits.problem(self.max_body_bytes) {
             return Err(ServerError::Limits(problem));
+        }
+        if self.handler.is_some()
+            && let Some(Registration::Inline(tool)) = self.order.iter().find(|r| matches!(r, Registration::Inline(_)))
+        {
+            return Err(ServerError::Tool {
+                tool: tool.definition().name.to_string(),
+                reason: "inline tools need the built-in handler; a server given its own handler() serves its own tools"
+                    .into(),
+            });
         }
         let task_names: HashSet<&str> = self
             .order
@@ -306,6 +348,7 @@ impl TaskServerBuilder {
             limits: self.limits,
             shutdown_grace: self.shutdown_grace,
             stop,
+            handler: self.handler,
         })
     }
 }
@@ -322,6 +365,7 @@ pub struct TaskServer {
     pub(crate) limits: ConnectionLimits,
     pub(crate) shutdown_grace: Duration,
     pub(crate) stop: CancellationToken,
+    handler: Option<Mount>,
 }
 
 impl std::fmt::Debug for TaskServer {
@@ -348,6 +392,7 @@ impl TaskServer {
             metrics: ServerMetrics::new(),
             metrics_endpoint: true,
             max_polls_per_second: None,
+            handler: None,
         }
     }
 
@@ -391,15 +436,20 @@ impl TaskServer {
         }
         // Enforced even when empty: an empty list refuses every browser origin.
         config = config.with_allowed_origins(self.allowed_origins.clone()).enforce_origin_validation();
-        let shared = self.shared.clone();
-        let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(
-            move || Ok(shared.tasks.wrap(TaskHandler(shared.clone()))),
-            Default::default(),
-            config,
-        );
+        let mcp = match &self.handler {
+            Some(mount) => mount(&self.shared.tasks, config, MCP_PATH),
+            None => {
+                let shared = self.shared.clone();
+                let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(
+                    move || Ok(shared.tasks.wrap(TaskHandler(shared.clone()))),
+                    Default::default(),
+                    config,
+                );
+                Router::new().nest_service(MCP_PATH, service)
+            }
+        };
         let runtime = self.shared.tasks.runtime().clone();
-        let mut router = Router::new()
-            .nest_service(MCP_PATH, service)
+        let mut router = mcp
             .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
             // Outside the guard: refused requests are timed too.
             .layer(axum::middleware::from_fn_with_state(self.metrics.clone(), time_requests))

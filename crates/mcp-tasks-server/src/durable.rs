@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{Clock, Policy, TaskId};
+use mcp_tasks_core::{Clock, Policy, SystemClock, TaskId};
 use mcp_tasks_runtime::{
     CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
 };
@@ -18,7 +18,7 @@ use mcp_tasks_store::TaskStore;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
-    JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, Tool, UpdateTaskParams,
+    JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer};
@@ -29,6 +29,8 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::request_principal;
 use crate::errors::{tasks_required, to_mcp};
 use crate::inline::InlineCall;
+use crate::input_capabilities::declared_only;
+use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateSeal};
 use crate::server_error::ServerError;
 use crate::typed::{DecodeCheck, IntoTaskResult, TypedTool};
 use crate::wire;
@@ -45,6 +47,8 @@ struct Shared {
     routes: HashMap<String, DurableRoute>,
     /// The routed tools as `tools/list` shows them, in registration order.
     listing: Vec<Tool>,
+    /// Seals and opens the `requestState` of multi-round-trip answers.
+    seal: RequestStateSeal,
     /// Cancelled at shutdown: inline waits end.
     stop: CancellationToken,
 }
@@ -77,6 +81,11 @@ pub struct DurableTasksBuilder {
     fronted: HashSet<String>,
     /// A typed tool whose arguments cannot be a tool's (reported at build).
     invalid: Option<ServerError>,
+    /// The clock given to the runtime, which the requestState seal reads too.
+    clock: Option<Arc<dyn Clock>>,
+    /// The requestState key (none: generated at build) and time to live.
+    request_state_key: Option<Vec<u8>>,
+    request_state_ttl: Duration,
 }
 
 impl std::fmt::Debug for DurableTasksBuilder {
@@ -144,7 +153,24 @@ impl DurableTasksBuilder {
 
     /// The clock every decision reads (default: the system clock).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock.clone());
         self.runtime = self.runtime.clock(clock);
+        self
+    }
+
+    /// The key that seals the `requestState` this server issues (at least
+    /// [`MIN_KEY_BYTES`](crate::request_state::MIN_KEY_BYTES)). Without one a
+    /// random key is drawn at build: states then survive only this process,
+    /// so every instance of a fleet must be given the same key.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_key = Some(key.into());
+        self
+    }
+
+    /// How long an issued `requestState` stays valid (default
+    /// [`DEFAULT_REQUEST_STATE_TTL`]).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
         self
     }
 
@@ -168,12 +194,26 @@ impl DurableTasksBuilder {
         self
     }
 
+    /// Adds a durable tool that your handler's own tool of the same name
+    /// starts (with [`DurableTasks::start_task`]) once it has what it needs —
+    /// say, after a multi-round-trip question. The runtime runs it; its
+    /// `tools/call` and its `tools/list` entry stay your handler's.
+    pub fn fronted_tool(self, tool: impl TaskTool) -> Self {
+        let name = tool.spec().name;
+        self.tool(tool).fronted(name)
+    }
+
     /// Builds the runtime (validating the policy and compiling every schema)
     /// and the routes. The runtime is not started: call [`DurableTasks::start`].
     pub fn build(self) -> Result<DurableTasks, ServerError> {
         if let Some(invalid) = self.invalid {
             return Err(invalid);
         }
+        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let seal = match &self.request_state_key {
+            Some(key) => RequestStateSeal::new(key, clock, self.request_state_ttl)?,
+            None => RequestStateSeal::generated(clock, self.request_state_ttl),
+        };
         let runtime = self.runtime.build()?;
         let specs: HashMap<String, ToolSpec> = runtime.tools().into_iter().map(|s| (s.name.clone(), s)).collect();
         let mut routes = HashMap::new();
@@ -196,7 +236,7 @@ impl DurableTasksBuilder {
             listing.push(tool);
             routes.insert(registered.name, DurableRoute { execution: spec.execution, decode });
         }
-        Ok(DurableTasks(Arc::new(Shared { runtime, routes, listing, stop: CancellationToken::new() })))
+        Ok(DurableTasks(Arc::new(Shared { runtime, routes, listing, seal, stop: CancellationToken::new() })))
     }
 }
 
@@ -233,12 +273,26 @@ impl DurableTasks {
     /// # Ok::<_, mcp_tasks_server::ServerError>(())
     /// ```
     pub fn builder(store: Arc<dyn TaskStore>) -> DurableTasksBuilder {
-        DurableTasksBuilder { runtime: Runtime::builder(store), order: Vec::new(), fronted: HashSet::new(), invalid: None }
+        DurableTasksBuilder {
+            runtime: Runtime::builder(store),
+            order: Vec::new(),
+            fronted: HashSet::new(),
+            invalid: None,
+            clock: None,
+            request_state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+        }
     }
 
     /// The runtime (maintenance passes, dead letters, the store, …).
     pub fn runtime(&self) -> &Runtime {
         &self.0.runtime
+    }
+
+    /// Seals the `requestState` a multi-round-trip answer carries and opens
+    /// what the client echoes back (tampered or expired: `-32602`).
+    pub fn request_state(&self) -> &RequestStateSeal {
+        &self.0.seal
     }
 
     /// The durable tools as `tools/list` shows them, in registration order.
@@ -338,8 +392,26 @@ impl DurableTasks {
         }
     }
 
+    /// Starts durable tool `tool` with `arguments` for the caller of `cx`
+    /// (its principal and idempotency key) and answers with its
+    /// `CreateTaskResult` once it is durable; `-32021` when the client did not
+    /// declare the tasks extension on this request. For a handler's own tool
+    /// that gathers input first (see [`DurableTasksBuilder::fronted_tool`]).
+    pub async fn start_task(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let request = CallToolRequestParams::new(tool.to_owned());
+        let call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone());
+        call.start_task(tool, arguments).await
+    }
+
     /// `tasks/get`: the task with its status's payload and the orphan window
     /// in `_meta`; `-32602` for an unknown, expired or another caller's task.
+    /// Input requests go only to a client that declared their capability on
+    /// this request (`-32021` naming it when none is left).
     pub async fn get_task(
         &self,
         request: GetTaskParams,
@@ -347,7 +419,13 @@ impl DurableTasks {
     ) -> Result<GetTaskResult, McpError> {
         let id = TaskId(request.task_id);
         let view = self.0.runtime.get_task(&id, request_principal(cx).as_deref()).await.map_err(to_mcp)?;
-        wire::get_result(&view)
+        let mut result = wire::get_result(&view)?;
+        // Input requests only of kinds this request's client declared it can answer.
+        if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
+            let capabilities = cx.client_capabilities().unwrap_or_default();
+            *input_requests = declared_only(std::mem::take(input_requests), &capabilities)?;
+        }
+        Ok(result)
     }
 
     /// `tasks/update`: stores answers to the task's input requests, each

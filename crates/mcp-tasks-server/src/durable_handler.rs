@@ -17,6 +17,7 @@ use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext, RoleSe
 use rmcp::{ErrorData as McpError, ServerHandler};
 
 use crate::durable::DurableTasks;
+use crate::list_cache::CachingHints;
 
 /// An rmcp `ServerHandler` `H` with the durable tools of a [`DurableTasks`].
 ///
@@ -127,6 +128,8 @@ impl<H: ServerHandler> ServerHandler for Durable<H> {
         };
         let last_page = result.next_cursor.is_none();
         result.tools = self.tasks.merge_listing(std::mem::take(&mut result.tools), last_page);
+        // SEP-2549: every tools/list carries caching hints; H's own win.
+        CachingHints::NOT_CACHEABLE.fill(&mut result.ttl_ms, &mut result.cache_scope);
         Ok(result)
     }
 

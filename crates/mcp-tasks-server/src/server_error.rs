@@ -23,4 +23,7 @@ pub enum ServerError {
     /// The connection limits contradict each other or the body limit.
     #[error("connection limits: {0}")]
     Limits(String),
+    /// The configured `requestState` key is too short.
+    #[error(transparent)]
+    RequestStateKey(#[from] crate::request_state::ShortKey),
 }

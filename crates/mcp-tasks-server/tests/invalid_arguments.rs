@@ -1,7 +1,8 @@
 //! Arguments are checked against the tool's input schema before anything is
-//! queued: a wrong type, a missing required field — for a task tool, a tool
-//! run inline for a client without the tasks extension, and a synchronous
-//! tool — get -32602 naming the field and what was expected, and no task.
+//! queued: a wrong type, a missing required field — for a task tool and a
+//! tool run inline for a client without the tasks extension — get -32602
+//! naming the field and what was expected, and no task; a synchronous rmcp
+//! tool of the wrapped handler answers as rmcp does.
 
 use crate::common;
 use common::*;
@@ -37,9 +38,17 @@ async fn arguments_that_do_not_match_the_schema_are_refused_and_nothing_is_queue
     assert!(e.message.contains("/filename") && e.message.contains("required"), "{}", e.message);
     assert_eq!(e.data.unwrap()["errors"][0]["pointer"], "/filename");
 
-    // A synchronous tool.
-    let e = refused(&tasks, "greet", json!({"name": 123})).await;
-    assert!(e.message.contains("/name") && e.message.contains("string"), "{}", e.message);
+    // A synchronous tool: an rmcp `#[tool]` of the wrapped handler, whose
+    // decoding failure rmcp answers as a tool error naming what was expected
+    // (input validation errors are tool execution errors, SEP-1303).
+    match call(&tasks, "greet", json!({"name": 123})).await.unwrap() {
+        CallToolResponse::Complete(result) => {
+            assert_eq!(result.is_error, Some(true), "{result:?}");
+            let text = wire(&result)["content"][0]["text"].as_str().unwrap().to_owned();
+            assert!(text.contains("integer `123`") && text.contains("string"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
 
     let rows = h.server.runtime().store().list(ListQuery::default()).await.unwrap();
     assert!(rows.is_empty(), "no task was created: {rows:?}");

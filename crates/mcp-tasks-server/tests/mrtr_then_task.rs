@@ -12,8 +12,9 @@ use serde_json::json;
 #[tokio::test]
 async fn input_gathered_in_the_request_reaches_the_task() {
     let h = start().await;
-    assert_eq!(h.server.tools().iter().filter(|t| t.name == "test_tool_with_task").count(), 1);
     let c = client(&h.url).await;
+    let listed = c.list_all_tools().await.unwrap();
+    assert_eq!(listed.iter().filter(|t| t.name == "test_tool_with_task").count(), 1);
 
     let round1 = call(&c, "test_tool_with_task", json!({})).await.unwrap();
     let CallToolResponse::InputRequired(asked) = round1 else { panic!("{round1:?}") };

@@ -154,9 +154,18 @@ pub async fn serve<H: ServerHandler>(make: impl Fn() -> H + Send + Sync + 'stati
 
 pub type Client = RunningService<RoleClient, ClientConfig>;
 
-/// A real rmcp client on protocol 2026-07-28; `tasks`: it declares the tasks extension.
+/// A real rmcp client on protocol 2026-07-28; `tasks`: it declares the tasks
+/// extension and form elicitation (it answers a task's questions).
 pub async fn client(url: &str, tasks: bool) -> Client {
-    let caps = if tasks { ClientCapabilities::builder().enable_tasks().build() } else { ClientCapabilities::default() };
+    let caps = if tasks {
+        serde_json::from_value(serde_json::json!({
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+            "elicitation": {"form": {}}
+        }))
+        .unwrap()
+    } else {
+        ClientCapabilities::default()
+    };
     let transport =
         StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url.to_owned()));
     let info = ClientConfig::new(caps, Implementation::new("drop-in-tests", "0"));

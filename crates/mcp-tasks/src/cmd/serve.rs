@@ -17,6 +17,7 @@ use mcp_tasks_store::{Quota, TaskStore};
 use super::config_file::{load_tokens, parse_duration};
 use super::listen_addr::parse_listen;
 use super::policy_args::PolicyArgs;
+use super::request_state_key::load_request_state_key;
 
 /// Flags of `mcp-tasks serve`. Each has an `MCP_TASKS_*` environment
 /// equivalent; flags override the `--config` file, which overrides defaults.
@@ -97,6 +98,11 @@ pub(crate) struct Args {
     #[arg(long, env = "MCP_TASKS_MAX_BODY_BYTES_IN_FLIGHT",
           default_value_t = mcp_tasks_server::limits::DEFAULT_MAX_BODY_BYTES_IN_FLIGHT)]
     max_body_bytes_in_flight: usize,
+    /// A file holding the key (at least 32 bytes) that seals the
+    /// requestState of multi-round-trip answers; every instance of a fleet
+    /// needs the same one. Default: a random key per process.
+    #[arg(long, env = "MCP_TASKS_REQUEST_STATE_KEY_FILE", value_name = "FILE")]
+    request_state_key_file: Option<PathBuf>,
 }
 
 /// Runs `mcp-tasks serve`.
@@ -105,6 +111,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let policy = args.policy.policy()?;
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
+    let request_state_key = args.request_state_key_file.as_deref().map(load_request_state_key).transpose()?;
     // Bound before the database is opened: a port in use leaves no new file behind.
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -175,6 +182,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(tokens) = tokens {
         builder = builder.auth(tokens);
+    }
+    if let Some(key) = request_state_key {
+        builder = builder.request_state_key(key);
     }
     if !args.allowed_hosts.is_empty() {
         builder = builder.allowed_hosts(args.allowed_hosts.clone());

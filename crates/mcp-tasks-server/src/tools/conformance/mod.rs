@@ -1,51 +1,43 @@
 //! The `conformance` tool set: the fixtures the official MCP conformance
-//! suite (`@modelcontextprotocol/conformance`) calls. `greet` comes first:
-//! the header-validation scenario calls the first listed tool with `{}`.
+//! suite (`@modelcontextprotocol/conformance`) calls, served by
+//! [`ConformanceServer`], an rmcp handler written the rmcp way, with the
+//! durable task tools (one per file here) added through
+//! [`TaskServerBuilder::handler`](crate::TaskServerBuilder::handler).
 
 mod confirm_delete;
+mod content_tools;
 mod failing_job;
-mod greet;
+mod media;
+mod mrtr_tools;
 mod multi_input;
+mod prompts;
 mod protocol_error_job;
+mod resources;
+mod server;
 mod slow_compute;
-mod test_logging_tool;
-mod test_missing_capability;
-mod test_streaming_elicitation;
 mod test_tool_with_task;
 
 pub use confirm_delete::ConfirmDelete;
+pub use content_tools::GreetArgs;
 pub use failing_job::FailingJob;
-pub use greet::Greet;
 pub use multi_input::MultiInput;
+pub use prompts::{EmbedArgs, TwoArgs};
 pub use protocol_error_job::ProtocolErrorJob;
+pub use server::ConformanceServer;
 pub use slow_compute::SlowCompute;
-pub use test_logging_tool::TestLoggingTool;
-pub use test_missing_capability::TestMissingCapability;
-pub use test_streaming_elicitation::TestStreamingElicitation;
-pub use test_tool_with_task::{TestToolWithTask, TestToolWithTaskFront};
+pub use test_tool_with_task::TestToolWithTask;
 
 use crate::builder::TaskServerBuilder;
 
-/// Registers every conformance fixture.
+/// Registers the durable fixtures and serves [`ConformanceServer`] around them.
 pub fn register(builder: TaskServerBuilder) -> TaskServerBuilder {
     builder
-        .inline_tool(Greet)
         .tool(SlowCompute)
         .tool(FailingJob)
         .tool(ProtocolErrorJob)
         .tool(ConfirmDelete)
         .tool(MultiInput)
-        .inline_tool(TestToolWithTaskFront)
-        .tool(TestToolWithTask)
-        .inline_tool(TestMissingCapability)
-        .inline_tool(TestStreamingElicitation)
-        .inline_tool(TestLoggingTool)
-}
-
-/// A JSON Schema object for an inline tool's definition.
-pub(crate) fn schema(value: serde_json::Value) -> std::sync::Arc<rmcp::model::JsonObject> {
-    match value {
-        serde_json::Value::Object(map) => std::sync::Arc::new(map),
-        _ => std::sync::Arc::new(rmcp::model::JsonObject::new()),
-    }
+        // Started by the handler's own `test_tool_with_task` once it knows the name.
+        .fronted_tool(TestToolWithTask)
+        .handler(ConformanceServer::new)
 }
