@@ -29,6 +29,7 @@ fn a_quick_bench_on_sqlite_reports_every_scenario_with_consistent_counts() {
     let svg = dir.path().join("bench.svg");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
         .args(["bench", "--quick", "--json", "--store", "sqlite", "--seconds", "0.3", "--sizes", "100"])
+        .args(["--sweep-sizes", "200,1000"])
         .arg("--dir")
         .arg(dir.path())
         .arg("--plot")
@@ -55,6 +56,16 @@ fn a_quick_bench_on_sqlite_reports_every_scenario_with_consistent_counts() {
     assert_eq!(memory.len(), 1);
     assert!(memory[0]["bytes"].as_u64().unwrap() > 1_000_000, "{}", memory[0]);
     assert_eq!(rows(&report, "sqlite-raw-commits", "SQLite").len(), 1);
+    let sweeps = rows(&report, "reaper-sweep", "mcp-tasks");
+    let swept: Vec<(u64, u64)> =
+        sweeps.iter().map(|r| (r["stored"].as_u64().unwrap(), r["count"].as_u64().unwrap())).collect();
+    assert_eq!(swept, [(200, 100), (1000, 100)], "each sweep fails exactly the 100 overdue tasks");
+    let ratio = sweeps[1]["ratios"][0]["ratio"].as_f64().unwrap();
+    let times = sweeps[1]["seconds"].as_f64().unwrap() / sweeps[0]["seconds"].as_f64().unwrap();
+    assert!((ratio - times).abs() < 1e-9, "a sweep's ratio is its time over the smallest store's");
+    let triage = rows(&report, "lease-triage", "mcp-tasks");
+    assert_eq!(triage.len(), 1);
+    assert_eq!(triage[0]["count"], 1000, "every lapsed lease is triaged");
 
     for row in report["rows"].as_array().unwrap() {
         assert_eq!(row["errors"], 0, "{row}");

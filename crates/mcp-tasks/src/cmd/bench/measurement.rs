@@ -16,6 +16,10 @@ pub(crate) enum Scenario {
     Polls,
     /// 3. Created → run → completed → seen by a poll.
     EndToEnd,
+    /// 4. The reaper's pass over `stored` rows of which 100 are due.
+    ReaperSweep,
+    /// 4. Triage of `stored` lapsed leases.
+    LeaseTriage,
     /// 5. The server's resident memory with `stored` live tasks.
     ResidentMemory,
     /// 6. SQLite's raw single-row fsync'd commit rate on the same disk.
@@ -29,6 +33,8 @@ impl Scenario {
             Scenario::Creations => "creations",
             Scenario::Polls => "tasks/get",
             Scenario::EndToEnd => "end-to-end",
+            Scenario::ReaperSweep => "reaper sweep",
+            Scenario::LeaseTriage => "lease triage",
             Scenario::ResidentMemory => "resident memory",
             Scenario::SqliteRawCommits => "raw commits",
         }
@@ -64,7 +70,8 @@ pub(crate) struct Measurement {
     pub(crate) clients: Option<usize>,
     /// Tasks in the store while measured.
     pub(crate) stored: Option<u64>,
-    /// Operations completed (requests answered, tasks seen completed, commits).
+    /// Operations completed (requests answered, tasks seen completed,
+    /// commits, rows swept or triaged).
     pub(crate) count: u64,
     /// Requests that failed (HTTP or JSON-RPC errors).
     pub(crate) errors: u64,

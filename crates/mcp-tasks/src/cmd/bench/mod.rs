@@ -16,6 +16,7 @@ mod plot;
 mod report;
 mod spawned;
 mod sqlite_commits;
+mod sweeps;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +58,10 @@ pub(crate) struct Args {
     /// (default 10000,100000,1000000, or 1000 with --quick).
     #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
     sizes: Vec<u64>,
+    /// Rows in the store of each reaper-sweep measurement, comma-separated
+    /// (default 10000,100000,1000000, or 1000,10000 with --quick).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
+    sweep_sizes: Vec<u64>,
     /// Print the report as JSON on stdout instead of a table.
     #[arg(long)]
     json: bool,
@@ -70,7 +75,7 @@ pub(crate) struct Args {
 
 /// Runs `mcp-tasks bench`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes)?;
+    let plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes, &args.sweep_sizes)?;
     let scratch = match &args.dir {
         Some(dir) => tempfile::Builder::new().prefix("mcp-tasks-bench-").tempdir_in(dir)?,
         None => tempfile::Builder::new().prefix("mcp-tasks-bench-").tempdir()?,
@@ -96,6 +101,16 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         progress.inc(1);
     }
     all.push(Measurement::median(raw));
+    for &rows in &plan.sweep_sizes {
+        progress.set_message(format!("reaper sweep, {rows} rows"));
+        all.push(sweeps::reaper_sweep(args.store, args.database_url.as_deref(), scratch.path(), rows, plan.runs).await?);
+        progress.inc(1);
+    }
+    progress.set_message(format!("triage of {} lapsed leases", plan.lapsed_leases));
+    all.push(
+        sweeps::lapsed_lease_triage(args.store, args.database_url.as_deref(), scratch.path(), plan.lapsed_leases).await?,
+    );
+    progress.inc(1);
     progress.finish_and_clear();
 
     let setting = Setting {

@@ -26,6 +26,10 @@ pub(crate) struct Plan {
     pub(crate) e2e_tasks: u64,
     /// Live tasks stored when resident memory is read.
     pub(crate) resident_live: u64,
+    /// Rows in the store of each reaper measurement.
+    pub(crate) sweep_sizes: Vec<u64>,
+    /// Lapsed leases triaged.
+    pub(crate) lapsed_leases: u64,
 }
 
 /// The peer's largest store: each of its calls sweeps every task it holds,
@@ -34,7 +38,13 @@ const PEER_MAX_SIZE: u64 = 10_000;
 
 impl Plan {
     /// The plan for `quick` or a full run, with the flags' overrides.
-    pub(crate) fn from_args(quick: bool, runs: Option<usize>, seconds: Option<f64>, sizes: &[u64]) -> anyhow::Result<Plan> {
+    pub(crate) fn from_args(
+        quick: bool,
+        runs: Option<usize>,
+        seconds: Option<f64>,
+        sizes: &[u64],
+        sweep_sizes: &[u64],
+    ) -> anyhow::Result<Plan> {
         let mut plan = if quick {
             Plan {
                 creation_clients: vec![1, 16, 64],
@@ -47,6 +57,8 @@ impl Plan {
                 fill_clients: 64,
                 e2e_tasks: 300,
                 resident_live: 1_000,
+                sweep_sizes: vec![1_000, 10_000],
+                lapsed_leases: 1_000,
             }
         } else {
             Plan {
@@ -60,6 +72,8 @@ impl Plan {
                 fill_clients: 64,
                 e2e_tasks: 20_000,
                 resident_live: 100_000,
+                sweep_sizes: vec![10_000, 100_000, 1_000_000],
+                lapsed_leases: 10_000,
             }
         };
         if let Some(runs) = runs {
@@ -81,6 +95,12 @@ impl Plan {
             plan.sizes = sizes.to_vec();
             plan.peer_sizes = sizes.iter().copied().filter(|&n| n <= PEER_MAX_SIZE).collect();
         }
+        if !sweep_sizes.is_empty() {
+            if let Some(bad) = sweep_sizes.iter().find(|&&n| n <= super::sweeps::DUE) {
+                bail!("--sweep-sizes: {bad} rows do not hold the {} due ones", super::sweeps::DUE);
+            }
+            plan.sweep_sizes = sweep_sizes.to_vec();
+        }
         Ok(plan)
     }
 
@@ -98,7 +118,7 @@ impl Plan {
         let per_server = |sizes: &[u64]| {
             (self.poll_clients.len() + self.creation_clients.len()) as u64 * runs + sizes.len() as u64 * (1 + runs) + runs
         };
-        per_server(&self.sizes) + 1 + per_server(&self.peer_sizes) + runs
+        per_server(&self.sizes) + 1 + per_server(&self.peer_sizes) + runs + self.sweep_sizes.len() as u64 + 1
     }
 }
 
@@ -108,19 +128,21 @@ mod tests {
 
     #[test]
     fn flags_override_the_plan_and_bad_values_are_named() {
-        let plan = Plan::from_args(false, Some(1), Some(2.5), &[5_000, 200_000]).unwrap();
+        let plan = Plan::from_args(false, Some(1), Some(2.5), &[5_000, 200_000], &[500]).unwrap();
+        assert_eq!(plan.sweep_sizes, [500]);
         assert_eq!((plan.runs, plan.seconds), (1, Duration::from_millis(2500)));
         assert_eq!((plan.sizes(Server::McpTasks), plan.sizes(Server::RmcpPeer)), (&[5_000, 200_000][..], &[5_000][..]));
-        assert!(Plan::from_args(true, Some(0), None, &[]).unwrap_err().to_string().contains("--runs"));
-        assert!(Plan::from_args(true, None, Some(-1.0), &[]).unwrap_err().to_string().contains("--seconds"));
-        assert!(Plan::from_args(true, None, None, &[1]).unwrap_err().to_string().contains("--sizes"));
+        assert!(Plan::from_args(true, Some(0), None, &[], &[]).unwrap_err().to_string().contains("--runs"));
+        assert!(Plan::from_args(true, None, Some(-1.0), &[], &[]).unwrap_err().to_string().contains("--seconds"));
+        assert!(Plan::from_args(true, None, None, &[1], &[]).unwrap_err().to_string().contains("--sizes"));
+        assert!(Plan::from_args(true, None, None, &[], &[100]).unwrap_err().to_string().contains("--sweep-sizes"));
     }
 
     #[test]
     fn the_steps_count_every_run_fill_and_reading() {
-        let quick = Plan::from_args(true, None, None, &[]).unwrap();
+        let quick = Plan::from_args(true, None, None, &[], &[]).unwrap();
         // Per server: 6 timed loads, 1 fill + 1 load, 1 end-to-end; ours reads
-        // its memory; then 1 raw commit run.
-        assert_eq!(quick.steps(), (6 + 2 + 1) + 1 + (6 + 2 + 1) + 1);
+        // its memory; then 1 raw commit run, 2 sweeps and a triage.
+        assert_eq!(quick.steps(), (6 + 2 + 1) + 1 + (6 + 2 + 1) + 1 + 2 + 1);
     }
 }

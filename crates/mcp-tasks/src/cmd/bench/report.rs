@@ -74,7 +74,19 @@ impl Report {
         for m in &measurements {
             let mut ratios = Vec::new();
             let rate = |other: &Measurement| m.per_second / other.per_second.max(f64::MIN_POSITIVE);
-            if m.subject == OURS && m.scenario != Scenario::ResidentMemory {
+            if m.scenario == Scenario::ReaperSweep
+                && let Some(smallest) = measurements
+                    .iter()
+                    .filter(|o| o.scenario == Scenario::ReaperSweep && o.stored < m.stored)
+                    .min_by_key(|o| o.stored)
+            {
+                // A time, not a rate: this sweep's time over the smallest store's.
+                ratios.push(Ratio {
+                    against: format!("own sweep, {} rows", smallest.stored.unwrap_or_default()),
+                    ratio: m.seconds / smallest.seconds.max(f64::MIN_POSITIVE),
+                });
+            }
+            if m.subject == OURS && !matches!(m.scenario, Scenario::ResidentMemory | Scenario::ReaperSweep) {
                 if let Some(peer) = find(m.scenario, PEER, m.clients, m.stored) {
                     ratios.push(Ratio { against: PEER.to_owned(), ratio: rate(peer) });
                 }
@@ -102,7 +114,7 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "mcp-tasks {} bench: store {:?}, {} cores, {}; median of {} run(s), {:.0} s per timed measurement{}",
+            "mcp-tasks {} bench: store {:?}, {} cores, {}; median of {} run(s), {} s per timed measurement{}",
             s.version,
             s.store,
             s.cores,
@@ -124,6 +136,7 @@ impl Report {
             };
             let rate = match (m.scenario, m.bytes) {
                 (Scenario::ResidentMemory, Some(bytes)) => format!("{:.1} MB", bytes as f64 / 1e6),
+                (Scenario::ReaperSweep | Scenario::LeaseTriage, _) => format!("{:.1} ms", m.seconds * 1e3),
                 _ => format!("{:.0}", m.per_second),
             };
             let ratios: Vec<String> = row.ratios.iter().map(|r| format!("{:.2}× {}", r.ratio, r.against)).collect();
@@ -211,6 +224,15 @@ fn targets(rows: &[Row]) -> Vec<TargetCheck> {
     }
     if let Some(r) = rows.iter().find(|r| r.measurement.scenario == Scenario::EndToEnd && r.measurement.subject == OURS) {
         check("end-to-end trivial tasks per second".to_owned(), Some(r.measurement.per_second), 10_000.0, true);
+    }
+    if let Some(r) = rows
+        .iter()
+        .filter(|r| r.measurement.scenario == Scenario::ReaperSweep && !r.ratios.is_empty())
+        .max_by_key(|r| r.measurement.stored)
+    {
+        let against = &r.ratios[0].against;
+        let stored = r.measurement.stored.unwrap_or_default();
+        check(format!("reaper sweep time, {stored} rows vs {against}"), Some(r.ratios[0].ratio), 2.0, false);
     }
     if let Some(r) = rows
         .iter()
