@@ -62,6 +62,9 @@ pub(crate) struct Args {
     /// (default 10000,100000,1000000, or 1000,10000 with --quick).
     #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
     sweep_sizes: Vec<u64>,
+    /// Trivial tasks per end-to-end run (default 20000, or 300 with --quick).
+    #[arg(long, value_name = "N")]
+    e2e_tasks: Option<u64>,
     /// Print the report as JSON on stdout instead of a table.
     #[arg(long)]
     json: bool,
@@ -75,7 +78,11 @@ pub(crate) struct Args {
 
 /// Runs `mcp-tasks bench`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes, &args.sweep_sizes)?;
+    let mut plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes, &args.sweep_sizes)?;
+    if let Some(n) = args.e2e_tasks {
+        anyhow::ensure!(n > 0, "--e2e-tasks must be at least 1");
+        plan.e2e_tasks = n;
+    }
     let scratch = match &args.dir {
         Some(dir) => tempfile::Builder::new().prefix("mcp-tasks-bench-").tempdir_in(dir)?,
         None => tempfile::Builder::new().prefix("mcp-tasks-bench-").tempdir()?,
