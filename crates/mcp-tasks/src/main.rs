@@ -31,6 +31,8 @@ enum Command {
     Dlq(cmd::dlq::Args),
     /// Copy a live task database to a new file, beside a running server.
     Backup(cmd::backup::Args),
+    /// Measure a server over loopback HTTP beside rmcp's in-memory peer (see BENCHMARKS.md).
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
             Command::Tasks(args) => cmd::tasks::run(args).await,
             Command::Dlq(args) => cmd::dlq::run(args).await,
             Command::Backup(args) => cmd::backup::run(args).await,
+            Command::Bench(args) => cmd::bench::run(args).await,
         }
     });
     match outcome {

@@ -6,6 +6,7 @@ mod fleet_support;
 mod serve_support;
 
 mod backup_cli;
+mod bench_cli;
 mod call_cli;
 mod call_errors_cli;
 mod call_terminal;

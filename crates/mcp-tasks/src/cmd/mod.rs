@@ -2,6 +2,7 @@
 //! `run(Args) -> anyhow::Result<ExitCode>`.
 
 pub(crate) mod backup;
+pub(crate) mod bench;
 pub(crate) mod call;
 pub(crate) mod config_file;
 pub(crate) mod dlq;

@@ -34,6 +34,10 @@ pub(crate) struct Args {
     /// (postgres://user@host/db); many instances may share it.
     #[arg(long, env = "MCP_TASKS_DATABASE_URL", value_name = "URL")]
     database_url: Option<String>,
+    /// Keep tasks in memory only, instead of --db: nothing survives a stop
+    /// (for benchmarks: `mcp-tasks bench --store memory`).
+    #[arg(long, conflicts_with = "database_url")]
+    in_memory: bool,
     /// Tool sets to serve, comma-separated: demo, conformance, fleet.
     #[arg(long, env = "MCP_TASKS_TOOLS", default_value = "demo", value_delimiter = ',')]
     tools: Vec<ToolSet>,
@@ -142,6 +146,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
             clock = Some(database_clock);
             (Arc::new(store), None, false, location)
+        }
+        None if args.in_memory => {
+            (Arc::new(mcp_tasks_store::MemoryStore::new()), None, true, "memory (nothing durable)".to_owned())
         }
         None => {
             let store = mcp_tasks_sqlite::SqliteStore::open_with(&args.db, mcp_tasks_sqlite::SqliteOptions::serving())

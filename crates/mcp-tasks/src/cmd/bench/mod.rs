@@ -1,0 +1,246 @@
+//! `mcp-tasks bench`: the benchmark harness of issue 13. It starts the
+//! server under test as a separate process (`mcp-tasks serve` on a fresh
+//! store, then the `rmcp-task-peer` in-memory peer), loads it over real
+//! loopback HTTP from this process, and reports every figure with its ratio
+//! to the peer's, measured in the same run. See BENCHMARKS.md.
+
+mod end_to_end;
+mod http_load;
+mod launcher;
+mod load_shapes;
+mod mcp_requests;
+mod measurement;
+mod pg_schema;
+mod plan;
+mod plot;
+mod report;
+mod spawned;
+mod sqlite_commits;
+mod sweeps;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use http_load::{Endpoint, Stop};
+use launcher::{Launcher, Server, StoreKind};
+use load_shapes::{check_filled, created_ids, creations, fill_mixed, polls};
+use mcp_requests::LIVE_MS;
+use measurement::{Measurement, Scenario};
+use plan::Plan;
+use report::{OURS, PEER, Report, Setting};
+
+/// Flags of `mcp-tasks bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The store `mcp-tasks serve` keeps tasks in while measured.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
+    /// The PostgreSQL database for --store postgres (each measurement gets a
+    /// fresh schema in it, dropped afterwards).
+    #[arg(long, env = "MCP_TASKS_DATABASE_URL", value_name = "URL")]
+    database_url: Option<String>,
+    /// A short run (about a minute): fewer clients and stored tasks, 1 s
+    /// per measurement, one run; for trying it out, not for numbers.
+    #[arg(long)]
+    quick: bool,
+    /// Runs of each timed measurement; the table shows the median run
+    /// (default 3, or 1 with --quick).
+    #[arg(long, value_name = "N")]
+    runs: Option<usize>,
+    /// Seconds each timed measurement lasts (default 10, or 1 with --quick).
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<f64>,
+    /// Stored tasks at which `tasks/get` is measured besides one, comma-separated
+    /// (default 10000,100000,1000000, or 1000 with --quick).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
+    sizes: Vec<u64>,
+    /// Rows in the store of each reaper-sweep measurement, comma-separated
+    /// (default 10000,100000,1000000, or 1000,10000 with --quick).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,…")]
+    sweep_sizes: Vec<u64>,
+    /// Trivial tasks per end-to-end run (default 20000, or 300 with --quick).
+    #[arg(long, value_name = "N")]
+    e2e_tasks: Option<u64>,
+    /// Print the report as JSON on stdout instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also draw latency against throughput into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Where SQLite files go (default: a new directory in the system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+/// Runs `mcp-tasks bench`.
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes, &args.sweep_sizes)?;
+    if let Some(n) = args.e2e_tasks {
+        anyhow::ensure!(n > 0, "--e2e-tasks must be at least 1");
+        plan.e2e_tasks = n;
+    }
+    let scratch = match &args.dir {
+        Some(dir) => tempfile::Builder::new().prefix("mcp-tasks-bench-").tempdir_in(dir)?,
+        None => tempfile::Builder::new().prefix("mcp-tasks-bench-").tempdir()?,
+    };
+    let mut launcher = Launcher::new(args.store, args.database_url.clone(), scratch.path())?;
+    let progress = ProgressBar::new(plan.steps())
+        .with_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        )
+        .with_message("starting");
+    progress.enable_steady_tick(Duration::from_millis(200));
+    let mut all = Vec::new();
+    for server in [Server::McpTasks, Server::RmcpPeer] {
+        all.extend(measure_server(&plan, &mut launcher, server, &progress).await?);
+    }
+    let mut raw = Vec::new();
+    for _ in 0..plan.runs {
+        progress.set_message("SQLite raw commits");
+        let (dir, seconds) = (scratch.path().to_owned(), plan.seconds);
+        raw.push(tokio::task::spawn_blocking(move || sqlite_commits::raw_commits(&dir, seconds)).await??);
+        progress.inc(1);
+    }
+    all.push(Measurement::median(raw));
+    for &rows in &plan.sweep_sizes {
+        progress.set_message(format!("reaper sweep, {rows} rows"));
+        all.push(sweeps::reaper_sweep(args.store, args.database_url.as_deref(), scratch.path(), rows, plan.runs).await?);
+        progress.inc(1);
+    }
+    progress.set_message(format!("triage of {} lapsed leases", plan.lapsed_leases));
+    all.push(
+        sweeps::lapsed_lease_triage(args.store, args.database_url.as_deref(), scratch.path(), plan.lapsed_leases).await?,
+    );
+    progress.inc(1);
+    progress.finish_and_clear();
+
+    let setting = Setting {
+        store: args.store,
+        quick: args.quick,
+        runs: plan.runs,
+        seconds_per_measurement: plan.seconds.as_secs_f64(),
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let report = Report::new(setting, all);
+    if args.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.table());
+    }
+    if let Some(path) = &args.plot {
+        plot::plot(&report, path)?;
+        eprintln!("plot written to {}", path.display());
+    }
+    let failed = report.rows.iter().any(|r| r.measurement.errors > 0);
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Every measurement of one server, each load on a server started fresh
+/// for what it needs stored.
+async fn measure_server(
+    plan: &Plan,
+    launcher: &mut Launcher,
+    server: Server,
+    progress: &ProgressBar,
+) -> anyhow::Result<Vec<Measurement>> {
+    let subject = match server {
+        Server::McpTasks => OURS,
+        Server::RmcpPeer => PEER,
+    };
+    let label = server.label();
+    let mut out = Vec::new();
+
+    // One task stored: tasks/get at each client count, then creations.
+    let running = launcher.fresh(server).await?;
+    let endpoint = Endpoint::parse(&running.process.url)?;
+    let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
+    check_filled(&one, 1)?;
+    let ids = Arc::new(created_ids(&one));
+    polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
+    for &clients in &plan.poll_clients {
+        progress.set_message(format!("{label}: tasks/get, 1 stored, {clients} clients"));
+        let mut runs = Vec::new();
+        for _ in 0..plan.runs {
+            let load = polls(&endpoint, clients, Stop::After(plan.seconds), ids.clone()).await?;
+            runs.push(Measurement::of_load(Scenario::Polls, subject, clients, Some(1), &load));
+            progress.inc(1);
+        }
+        out.push(Measurement::median(runs));
+    }
+    for &clients in &plan.creation_clients {
+        progress.set_message(format!("{label}: creations, {clients} clients"));
+        let mut runs = Vec::new();
+        for _ in 0..plan.runs {
+            let load = creations(&endpoint, clients, Stop::After(plan.seconds), LIVE_MS, false).await?;
+            runs.push(Measurement::of_load(Scenario::Creations, subject, clients, None, &load));
+            progress.inc(1);
+        }
+        out.push(Measurement::median(runs));
+    }
+    drop(running);
+
+    // tasks/get with more stored: half finished, half live.
+    for &size in plan.sizes(server) {
+        progress.set_message(format!("{label}: storing {size} tasks"));
+        let running = launcher.fresh(server).await?;
+        let endpoint = Endpoint::parse(&running.process.url)?;
+        let ids = Arc::new(fill_mixed(&endpoint, plan.fill_clients, size).await?);
+        progress.inc(1);
+        polls(&endpoint, report::POLL_CLIENTS, Stop::After(plan.warm_up), ids.clone()).await?;
+        progress.set_message(format!("{label}: tasks/get, {size} stored"));
+        let mut runs = Vec::new();
+        for _ in 0..plan.runs {
+            let load = polls(&endpoint, report::POLL_CLIENTS, Stop::After(plan.seconds), ids.clone()).await?;
+            runs.push(Measurement::of_load(Scenario::Polls, subject, report::POLL_CLIENTS, Some(size), &load));
+            progress.inc(1);
+        }
+        out.push(Measurement::median(runs));
+    }
+
+    // End to end.
+    progress.set_message(format!("{label}: end to end, {} tasks", plan.e2e_tasks));
+    let running = launcher.fresh(server).await?;
+    let endpoint = Endpoint::parse(&running.process.url)?;
+    let mut runs = Vec::new();
+    for _ in 0..plan.runs {
+        runs.push(end_to_end::end_to_end(&endpoint, subject, plan.fill_clients, plan.e2e_tasks).await?);
+        progress.inc(1);
+    }
+    out.push(Measurement::median(runs));
+    drop(running);
+
+    // Resident memory with live tasks (ours: the peer's sweep makes storing
+    // many quadratic, and it keeps nothing durable to compare with).
+    if server == Server::McpTasks {
+        progress.set_message(format!("{label}: resident memory, {} live tasks", plan.resident_live));
+        let running = launcher.fresh(server).await?;
+        let endpoint = Endpoint::parse(&running.process.url)?;
+        let load = creations(&endpoint, plan.fill_clients, Stop::Count(plan.resident_live), LIVE_MS, false).await?;
+        check_filled(&load, plan.resident_live)?;
+        let bytes = running.process.resident_bytes()?;
+        out.push(Measurement {
+            scenario: Scenario::ResidentMemory,
+            subject: subject.to_owned(),
+            clients: None,
+            stored: Some(plan.resident_live),
+            count: plan.resident_live,
+            errors: 0,
+            first_error: None,
+            seconds: load.elapsed.as_secs_f64(),
+            per_second: load.per_second(),
+            latency: None,
+            bytes: Some(bytes),
+            runs: 1,
+        });
+        progress.inc(1);
+    }
+    Ok(out)
+}
