@@ -53,14 +53,20 @@ async fn a_typed_answer_reaches_the_tool_as_its_type() {
     let id = waiting_deploy(&c).await;
 
     let answer = json!({"action": "accept", "content": {"approve": true, "replicas": 3}});
-    c.peer().update_task(UpdateTaskParams::new(id.clone(), BTreeMap::from([("approval".to_owned(), answer)]))).await.unwrap();
+    c.peer()
+        .update_task(UpdateTaskParams::new(id.clone(), BTreeMap::from([("approval".to_owned(), answer)])))
+        .await
+        .unwrap();
     let done = poll_to_end(&c, &id).await;
     let TaskPayload::Completed { result } = &done.task.payload else { panic!("{done:?}") };
     assert_eq!(result["content"][0]["text"], "deployed on 3 replicas");
 
     let declined_id = waiting_deploy(&c).await;
     let answer = json!({"action": "decline"});
-    c.peer().update_task(UpdateTaskParams::new(declined_id.clone(), BTreeMap::from([("approval".to_owned(), answer)]))).await.unwrap();
+    c.peer()
+        .update_task(UpdateTaskParams::new(declined_id.clone(), BTreeMap::from([("approval".to_owned(), answer)])))
+        .await
+        .unwrap();
     let done = poll_to_end(&c, &declined_id).await;
     let TaskPayload::Completed { result } = &done.task.payload else { panic!("{done:?}") };
     assert_eq!(result["content"][0]["text"], "declined");
