@@ -118,7 +118,9 @@ async fn a_scripted_run_shows_exactly_its_counts() {
             now: clock.now(),
             lease_expires_at: clock.now().plus(policy.lease_duration),
             limit: 1,
-            tools: None,
+            // Both were created at the same instant: name the tool, or the
+            // claim may take the orphan-to-be instead.
+            tools: Some(vec!["ask_user".to_owned()]),
         })
         .await
         .unwrap();
