@@ -6,16 +6,13 @@ use crate::serve_support;
 use std::time::{Duration, Instant};
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskOutcome, TasksClient};
-use mcp_tasks_core::{PollPolicy, TaskId, TaskStatus};
+use mcp_tasks_core::{TaskId, TaskStatus};
 use mcp_tasks_store::TaskStore;
 use serde_json::json;
 use serve_support::spawn;
 
 fn options(url: &str) -> ClientOptions {
-    let mut o = ClientOptions::new(url);
-    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
-    o.jitter_seed = Some(5);
-    o
+    serve_support::task_client::fast_options(url, 5)
 }
 
 async fn start_running(client: &TasksClient, sections: u32, ms: u32) -> String {

@@ -9,14 +9,12 @@ use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskHandle, TaskOutcome, TasksClient};
-use mcp_tasks_core::{PollPolicy, TaskStatus};
+use mcp_tasks_core::TaskStatus;
 use serde_json::{Value, json};
 use serve_support::spawn;
 
 fn options(url: &str) -> ClientOptions {
-    let mut o = ClientOptions::new(url);
-    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
-    o.jitter_seed = Some(3);
+    let mut o = serve_support::task_client::fast_options(url, 3);
     o.give_up_after = Duration::from_secs(60);
     o
 }

@@ -9,15 +9,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TaskOutcome, TasksClient};
-use mcp_tasks_core::{PollPolicy, TaskId};
+use mcp_tasks_core::TaskId;
 use mcp_tasks_store::TaskStore;
 use serde_json::json;
 use serve_support::spawn;
 
 fn options(url: &str) -> ClientOptions {
-    let mut o = ClientOptions::new(url);
-    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
-    o.jitter_seed = Some(11);
+    let mut o = serve_support::task_client::fast_options(url, 11);
     o.give_up_after = Duration::from_secs(60);
     o
 }

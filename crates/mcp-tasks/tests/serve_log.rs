@@ -7,37 +7,15 @@ use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::rmcp::model::TaskStatus as WireStatus;
-use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TasksClient};
-use mcp_tasks_core::PollPolicy;
-use serde_json::{Value, json};
+use mcp_tasks_client::{ClientOptions, TasksClient};
+use serde_json::json;
 use serve_support::spawn_logged;
+use serve_support::task_client::{start_task, wait_for_task};
 
 const LOG_WAIT: Duration = Duration::from_secs(30);
 
 fn options(url: &str) -> ClientOptions {
-    let mut o = ClientOptions::new(url);
-    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
-    o.jitter_seed = Some(13);
-    o
-}
-
-async fn start(client: &TasksClient, tool: &str, args: Value) -> String {
-    match client.start(tool, args, &DeclineAll, &Silent).await.unwrap() {
-        Started::Task(handle) => handle.task_id,
-        other => panic!("{tool} did not become a task: {other:?}"),
-    }
-}
-
-async fn wait_until(client: &TasksClient, id: &str, done: impl Fn(&mcp_tasks_client::rmcp::model::GetTaskResult) -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let got = client.get(id).await.unwrap();
-        if done(&got) {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "task {id}: {got:?}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    serve_support::task_client::fast_options(url, 13)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -48,19 +26,19 @@ async fn the_log_tells_what_happened_to_the_work() {
     let mut first = spawn_logged(&db, "127.0.0.1:0", &flags);
     let client = TasksClient::connect(options(&first.url)).await.unwrap();
 
-    let retried = start(&client, "flaky_upstream", json!({"failures": 1, "ms": 10})).await;
+    let retried = start_task(&client, "flaky_upstream", json!({"failures": 1, "ms": 10})).await;
     let line = first.wait_for_log("retrying after a transient failure", LOG_WAIT);
     assert!(line.contains(&retried) && line.contains("flaky_upstream") && line.contains("attempt 2 of 3"), "{line}");
 
-    let poisoned = start(&client, "flaky_upstream", json!({"failures": 5, "ms": 10})).await;
+    let poisoned = start_task(&client, "flaky_upstream", json!({"failures": 5, "ms": 10})).await;
     let line = first.wait_for_log("dead-lettered", LOG_WAIT);
     assert!(line.contains(&poisoned) && line.contains("flaky_upstream"), "{line}");
 
     // At the crash: one task waiting for input, one running.
-    let waiting = start(&client, "confirm_delete", json!({"filename": "log.txt"})).await;
-    wait_until(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
-    let running = start(&client, "long_running_report", json!({"sections": 50, "ms": 1000})).await;
-    wait_until(&client, &running, |g| g.task.task.status_message.is_some()).await;
+    let waiting = start_task(&client, "confirm_delete", json!({"filename": "log.txt"})).await;
+    wait_for_task(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
+    let running = start_task(&client, "long_running_report", json!({"sections": 50, "ms": 1000})).await;
+    wait_for_task(&client, &running, |g| g.task.task.status_message.is_some()).await;
     first.child.kill().unwrap(); // SIGKILL
     first.child.wait().unwrap();
 
@@ -70,8 +48,8 @@ async fn the_log_tells_what_happened_to_the_work() {
     assert!(line.contains("INFO"), "{line}");
 
     // Both are back: the report running again, the question asked again.
-    wait_until(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
-    wait_until(&client, &running, |g| g.task.task.status_message.as_deref().is_some_and(|m| !m.starts_with("resumed")))
+    wait_for_task(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
+    wait_for_task(&client, &running, |g| g.task.task.status_message.as_deref().is_some_and(|m| !m.starts_with("resumed")))
         .await;
     second.terminate();
     let exit = second.child.wait().unwrap();

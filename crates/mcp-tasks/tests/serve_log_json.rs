@@ -8,37 +8,15 @@ use crate::serve_support;
 use std::time::Duration;
 
 use mcp_tasks_client::rmcp::model::TaskStatus as WireStatus;
-use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TasksClient};
-use mcp_tasks_core::PollPolicy;
+use mcp_tasks_client::{ClientOptions, TasksClient};
 use serde_json::{Value, json};
+use serve_support::task_client::{start_task, wait_for_task};
 use serve_support::{Server, spawn_logged};
 
 const LOG_WAIT: Duration = Duration::from_secs(30);
 
 fn options(url: &str) -> ClientOptions {
-    let mut o = ClientOptions::new(url);
-    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
-    o.jitter_seed = Some(17);
-    o
-}
-
-async fn start(client: &TasksClient, tool: &str, args: Value) -> String {
-    match client.start(tool, args, &DeclineAll, &Silent).await.unwrap() {
-        Started::Task(handle) => handle.task_id,
-        other => panic!("{tool} did not become a task: {other:?}"),
-    }
-}
-
-async fn wait_until(client: &TasksClient, id: &str, done: impl Fn(&mcp_tasks_client::rmcp::model::GetTaskResult) -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let got = client.get(id).await.unwrap();
-        if done(&got) {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "task {id}: {got:?}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    serve_support::task_client::fast_options(url, 17)
 }
 
 /// Every stderr line so far, each parsed as JSON (a line that is not fails the test).
@@ -89,7 +67,7 @@ async fn json_lines_tell_the_story_of_a_crash_and_a_restart() {
     let mut first = spawn_logged(&db, "127.0.0.1:0", &flags);
     let client = TasksClient::connect(options(&first.url)).await.unwrap();
 
-    let retried = start(&client, "flaky_upstream", json!({"failures": 1, "ms": 10})).await;
+    let retried = start_task(&client, "flaky_upstream", json!({"failures": 1, "ms": 10})).await;
     let created = wait_event(&first, "task created", Some(&retried));
     assert_eq!(created["level"], "INFO");
     assert_eq!(created["fields"]["tool"], "flaky_upstream");
@@ -100,17 +78,17 @@ async fn json_lines_tell_the_story_of_a_crash_and_a_restart() {
     assert_eq!(retry["fields"]["next_attempt"], 2);
     assert!(retry["fields"]["delay_ms"].as_u64().is_some_and(|ms| ms <= 20), "{retry}");
 
-    let poisoned = start(&client, "flaky_upstream", json!({"failures": 5, "ms": 10})).await;
+    let poisoned = start_task(&client, "flaky_upstream", json!({"failures": 5, "ms": 10})).await;
     let dead = wait_event(&first, "dead-lettered", Some(&poisoned));
     assert_eq!(dead["level"], "WARN");
     assert_eq!(dead["fields"]["tool"], "flaky_upstream");
     assert_eq!(dead["fields"]["attempt"], 3);
 
     // At the crash: one task waiting for input, one running.
-    let waiting = start(&client, "confirm_delete", json!({"filename": "log.txt"})).await;
-    wait_until(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
-    let running = start(&client, "long_running_report", json!({"sections": 50, "ms": 1000})).await;
-    wait_until(&client, &running, |g| g.task.task.status_message.is_some()).await;
+    let waiting = start_task(&client, "confirm_delete", json!({"filename": "log.txt"})).await;
+    wait_for_task(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
+    let running = start_task(&client, "long_running_report", json!({"sections": 50, "ms": 1000})).await;
+    wait_for_task(&client, &running, |g| g.task.task.status_message.is_some()).await;
     first.child.kill().unwrap(); // SIGKILL
     first.child.wait().unwrap();
     events(&first); // every line the first process wrote was JSON
@@ -128,7 +106,7 @@ async fn json_lines_tell_the_story_of_a_crash_and_a_restart() {
         ["resumed", "reasked", "failed", "poisoned", "cancelled"].iter().map(|k| triage["fields"][k].clone()).collect();
     assert_eq!(counts, [json!(1), json!(1), json!(0), json!(0), json!(0)], "{triage}");
 
-    wait_until(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
+    wait_for_task(&client, &waiting, |g| g.task.status() == WireStatus::InputRequired).await;
     second.terminate();
     let exit = second.child.wait().unwrap();
     assert!(exit.success(), "{exit:?}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcp_tasks_client::rmcp::model::{GetTaskResult, TaskStatus as WireStatus};
 use mcp_tasks_client::{ClientOptions, DeclineAll, Silent, Started, TasksClient};
-use mcp_tasks_core::{PollPolicy, TaskId, TaskStatus};
+use mcp_tasks_core::{TaskId, TaskStatus};
 use mcp_tasks_store::{DeadLetterQuery, TaskStore};
 use serde_json::json;
 use serve_support::{Server, spawn};
@@ -17,10 +17,7 @@ const TASKS: usize = 6;
 const KILLS: usize = 4;
 
 fn options(url: &str) -> ClientOptions {
-    let mut o = ClientOptions::new(url);
-    o.poll = PollPolicy { initial_ms: 5.0, max_ms: 100.0, ..PollPolicy::default() };
-    o.jitter_seed = Some(11);
-    o
+    serve_support::task_client::fast_options(url, 11)
 }
 
 async fn wait_for(client: &TasksClient, id: &str, done: impl Fn(&GetTaskResult) -> bool) -> GetTaskResult {

@@ -2,6 +2,8 @@
 //! learn where it listens.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod task_client;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
