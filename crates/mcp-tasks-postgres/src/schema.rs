@@ -220,6 +220,13 @@ CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks FOR EACH ROW
     EXECUTE FUNCTION mcp_tasks_notify_changed();
 "#,
     },
+    Migration {
+        description: "the W3C traceparent each task's attempts join",
+        // Written at creation, never changed; older tasks have none.
+        sql: r#"
+ALTER TABLE tasks ADD COLUMN traceparent text;
+"#,
+    },
 ];
 
 /// The schema version this build writes and understands.

@@ -211,6 +211,8 @@ impl Runtime {
             return Err(RuntimeError::InvalidArguments { tool: req.tool, violations });
         }
         let now = inner.clock.now();
+        // The attempts join the creating span's trace, durably (trace_context.rs).
+        let trace_parent = crate::trace_context::traceparent_of(&tracing::Span::current()).or(req.trace_parent);
         let created = inner
             .store
             .create(NewTask {
@@ -219,6 +221,7 @@ impl Runtime {
                 arguments: req.arguments,
                 principal: req.principal,
                 idempotency_key: req.idempotency_key,
+                trace_parent,
                 max_attempts: inner.policy.retry.max_attempts,
                 created_at: now,
                 deadline_at: now.plus(inner.policy.retention.max_execution),

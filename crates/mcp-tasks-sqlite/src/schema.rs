@@ -112,6 +112,11 @@ INSERT INTO principal_usage (principal, tasks, argument_bytes)
     SELECT coalesce(principal, ''), count(*), coalesce(sum(length(CAST(arguments AS BLOB))), 0)
     FROM tasks GROUP BY coalesce(principal, '');
 "#,
+    // 3: the W3C traceparent each task's attempts join (written at creation,
+    // never changed); existing tasks have none and start a trace per attempt.
+    r#"
+ALTER TABLE tasks ADD COLUMN traceparent TEXT;
+"#,
 ];
 
 /// The schema version this build writes and understands.

@@ -112,6 +112,7 @@ impl Inner {
             input_responses: Default::default(),
             idempotency_key: new.idempotency_key,
             fingerprint,
+            trace_parent: new.trace_parent,
         };
         if let Some(key) = &record.idempotency_key {
             self.keys.insert(key_slot(record.principal.as_deref(), key), record.id.clone());

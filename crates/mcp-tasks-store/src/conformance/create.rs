@@ -23,6 +23,7 @@ pub async fn create_get_round_trip(store: &dyn TaskStore) {
         arguments: arguments.clone(),
         principal: Some("alice".into()),
         idempotency_key: Some("key-1".into()),
+        trace_parent: None,
         max_attempts: 5,
         created_at: at(0),
         deadline_at: at(1800),

@@ -100,6 +100,7 @@ pub async fn run(ops: Vec<Op>, store: &dyn TaskStore) -> Result<(), TestCaseErro
                 let new = NewTask {
                     principal: principal.map(|p| format!("user-{p}")),
                     idempotency_key: key.map(|k| format!("key-{k}")),
+                    trace_parent: None,
                     arguments: json!({ "a": args }),
                     deadline_at: at(secs + 60),
                     ..new_task(TOOLS[tool as usize], at(secs))
