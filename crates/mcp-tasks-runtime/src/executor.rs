@@ -158,7 +158,7 @@ impl Executor {
         self.running.insert(record.id.clone(), handler.clone());
         let deregister = Deregister { executor: self.clone(), id: record.id.clone(), handler: handler.clone() };
         // Each attempt runs in a span of the task's stored trace (trace_context.rs).
-        let span = crate::trace_context::attempt_span(&record);
+        let span = crate::trace_context::attempt_span(&record, &handler.holder);
         let driver = tokio::spawn(self.clone().drive(record, handler.clone(), deregister).instrument(span));
         handler.set_abort(driver.abort_handle());
     }

@@ -82,13 +82,16 @@ pub fn request_span(method: &'static str, traceparent: Option<&str>, tracestate:
 /// The span one attempt of `record` runs in: a child of the trace context
 /// stored with the task, so every attempt, on any instance, is in the
 /// task's trace.
-pub(crate) fn attempt_span(record: &TaskRecord) -> tracing::Span {
+/// `holder` is the claim's lease holder, which names the instance.
+pub(crate) fn attempt_span(record: &TaskRecord, holder: &str) -> tracing::Span {
     let span = tracing::info_span!(
         target: TRACE_TARGET,
         "task.attempt",
         task.id = %record.id,
         tool = %record.tool,
-        attempt = record.attempt,
+        // Signed: the bridge records unsigned integers as strings.
+        attempt = i64::from(record.attempt),
+        executor = holder,
     );
     if let Some(parent) = record.trace_parent.as_deref().and_then(|t| parse_parent(t, None)) {
         let _ = span.set_parent(parent);

@@ -111,7 +111,16 @@ pub(crate) struct Args {
 
 /// Runs `mcp-tasks serve`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::observability::init_logging(args.observability.log_format);
+    // Names this process in exported spans (OpenTelemetry's service.instance.id).
+    let instance = uuid::Uuid::new_v4().to_string();
+    let spans = super::observability::init_logging(
+        args.observability.log_format,
+        args.observability.otlp_endpoint.as_deref(),
+        &instance,
+    )?;
+    if let Some(url) = &args.observability.otlp_endpoint {
+        tracing::info!("exporting spans to {url} (service.instance.id {instance})");
+    }
     let policy = args.policy.policy()?;
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
@@ -218,6 +227,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.db.display()
             ),
         }
+    }
+    if let Some(spans) = spans {
+        // Blocks until the last batch is sent (or the timeout): off the async workers.
+        let _ = tokio::task::spawn_blocking(move || spans.shutdown()).await;
     }
     Ok(ExitCode::SUCCESS)
 }
