@@ -118,9 +118,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.observability.otlp_endpoint.as_deref(),
         &instance,
     )?;
-    if let Some(url) = &args.observability.otlp_endpoint {
-        tracing::info!("exporting spans to {url} (service.instance.id {instance})");
-    }
     let policy = args.policy.policy()?;
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
@@ -216,6 +213,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         listener.local_addr()?,
         sets.join(",")
     );
+    if let Some(url) = &args.observability.otlp_endpoint {
+        tracing::info!("exporting spans to {url} (service.instance.id {instance})");
+    }
     server.serve(listener, shutdown_signal()).await?;
     // The runtime has stopped: fold the WAL into the .db file, so a copy of
     // that file alone (a backup by stopping and copying) holds every task.
