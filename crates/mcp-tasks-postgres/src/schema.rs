@@ -227,6 +227,12 @@ CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks FOR EACH ROW
 ALTER TABLE tasks ADD COLUMN traceparent text;
 "#,
     },
+    Migration {
+        description: "an index of tasks by status and tool, for the /metrics gauge",
+        sql: r#"
+CREATE INDEX tasks_status_tool ON tasks (status, tool);
+"#,
+    },
 ];
 
 /// The schema version this build writes and understands.

@@ -344,14 +344,15 @@ impl Runtime {
         &self.inner.metrics
     }
 
-    /// Sets the gauges counted from the store (tasks by status, dead
-    /// letters not requeued). A scrape calls it, so the numbers are as
-    /// fresh as the scrape; each is one count query (dead letters: one
-    /// listing of the unrequeued ones).
+    /// Sets the gauges counted from the store (tasks by status and tool,
+    /// dead letters not requeued). A scrape calls it, so the numbers are as
+    /// fresh as the scrape; each is one count query (tasks: one grouped
+    /// count over the `(status, tool)` index; dead letters: one listing of
+    /// the unrequeued ones).
     pub async fn refresh_gauges(&self) -> Result<(), RuntimeError> {
         let inner = &self.inner;
-        let counts = inner.store.count_by_status().await?;
-        inner.metrics.tasks_by_status(counts);
+        let counts = inner.store.count_by_status_and_tool().await?;
+        inner.metrics.tasks_by_status_and_tool(&counts);
         let query = DeadLetterQuery { tool: None, include_requeued: false, limit: 0 };
         let depth = inner.store.list_dead_letters(query).await?.len();
         inner.metrics.dead_letters(depth);

@@ -20,13 +20,26 @@ use tracing_subscriber::layer::SubscriberExt;
 const CLIENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN: &str = "00f067aa0ba902b7";
 
-/// Spans of this thread go to the returned exporter until the guard drops.
-fn collect() -> (InMemorySpanExporter, SdkTracerProvider, tracing::subscriber::DefaultGuard) {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
-    (exporter, provider, tracing::subscriber::set_default(subscriber))
+/// The exporter every span of this test binary goes to. Global, not per
+/// thread: a thread-local subscriber can lose callsites whose interest other
+/// test threads cached first. Tests pick their spans out by trace id.
+fn collect() -> &'static (InMemorySpanExporter, SdkTracerProvider) {
+    static SPANS: std::sync::OnceLock<(InMemorySpanExporter, SdkTracerProvider)> = std::sync::OnceLock::new();
+    SPANS.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber in this binary");
+        (exporter, provider)
+    })
+}
+
+/// The finished spans of trace `trace`.
+fn spans_of(trace: TraceId) -> Vec<SpanData> {
+    let (exporter, provider) = collect();
+    provider.force_flush().unwrap();
+    exporter.get_finished_spans().unwrap().into_iter().filter(|s| s.span_context.trace_id() == trace).collect()
 }
 
 fn attribute(span: &SpanData, key: &str) -> Option<Value> {
@@ -39,7 +52,7 @@ fn named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
 
 #[tokio::test]
 async fn a_retried_tasks_attempts_are_children_of_the_creating_request_in_the_clients_trace() {
-    let (exporter, provider, _guard) = collect();
+    collect();
     let clock = clock();
     let tool = FnTool::new("flaky", |ctx| async move {
         ctx.set_status_message(format!("trying, attempt {}", ctx.attempt())).await.unwrap();
@@ -60,10 +73,9 @@ async fn a_retried_tasks_attempts_are_children_of_the_creating_request_in_the_cl
     clock.set(Timestamp::from_millis(retry_at.as_millis()));
     assert_eq!(run_settled(&rt).await, 1);
     assert_eq!(stored(&store, &created.record.id).await.trace_parent, Some(stored_parent.clone()), "never changed");
-    provider.force_flush().unwrap();
 
-    let spans = exporter.get_finished_spans().unwrap();
     let client_trace = TraceId::from_hex(CLIENT_TRACE).unwrap();
+    let spans = spans_of(client_trace);
     let requests = named(&spans, "tools/call");
     assert_eq!(requests.len(), 1, "{spans:#?}");
     let creation = requests[0];
@@ -98,19 +110,18 @@ async fn a_retried_tasks_attempts_are_children_of_the_creating_request_in_the_cl
 
 #[tokio::test]
 async fn without_a_client_trace_the_creating_request_starts_one_and_a_malformed_one_is_ignored() {
-    let (exporter, provider, _guard) = collect();
+    collect();
     let clock = clock();
     let store = memory();
     let rt = builder(store.clone(), &clock).tool(returning("t", json!({}))).build().unwrap();
 
     for client in [None, Some("00-not-a-trace-01")] {
-        exporter.reset();
         let request = request_span("tools/call", client, None);
         let created = rt.create_task(CreateTask::new("t", json!({}))).instrument(request.clone()).await.unwrap();
         drop(request);
         assert_eq!(run_settled(&rt).await, 1);
-        provider.force_flush().unwrap();
-        let spans = exporter.get_finished_spans().unwrap();
+        let stored = created.record.trace_parent.clone().expect("a trace context is stored");
+        let spans = spans_of(TraceId::from_hex(&stored[3..35]).unwrap());
         let creation = named(&spans, "tools/call")[0];
         assert_eq!(creation.parent_span_id, SpanId::INVALID, "a new trace's root ({client:?})");
         let attempt = named(&spans, "task.attempt")[0];
@@ -125,7 +136,8 @@ async fn without_a_client_trace_the_creating_request_starts_one_and_a_malformed_
 
 #[tokio::test]
 async fn with_tracing_off_a_valid_client_trace_is_stored_as_it_came() {
-    // No exporting layer: spans have no OpenTelemetry context of their own.
+    // No exporting layer on this thread: spans have no OpenTelemetry context.
+    let _off = tracing::subscriber::set_default(tracing_subscriber::registry());
     let clock = clock();
     let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let client = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");

@@ -33,17 +33,28 @@ async fn start_report(url: &str, traceparent: Option<&str>) -> String {
     created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned()
 }
 
+/// The exporter every span of this test binary goes to. Global, not per
+/// thread: a thread-local subscriber can lose callsites whose interest other
+/// test threads cached first. Tests pick their spans out by trace id.
+fn collect() -> &'static (InMemorySpanExporter, SdkTracerProvider) {
+    static SPANS: std::sync::OnceLock<(InMemorySpanExporter, SdkTracerProvider)> = std::sync::OnceLock::new();
+    SPANS.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber in this binary");
+        (exporter, provider)
+    })
+}
+
 async fn stored_trace(h: &Harness, id: &str) -> Option<String> {
     h.server.runtime().get_task(&TaskId(id.to_owned()), None).await.unwrap().record.trace_parent
 }
 
 #[tokio::test]
 async fn the_request_span_is_the_clients_child_and_the_task_stores_its_context() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (exporter, provider) = collect();
     let h = start().await;
 
     let client = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");
@@ -51,8 +62,9 @@ async fn the_request_span_is_the_clients_child_and_the_task_stores_its_context()
     let got = send(&h.url, "tasks/get", &id, json!({"taskId": id}), Some(&client)).await;
     assert!(got["result"]["status"].is_string(), "{got}");
     provider.force_flush().unwrap();
-    let spans = exporter.get_finished_spans().unwrap();
     let trace = TraceId::from_hex(CLIENT_TRACE).unwrap();
+    let spans: Vec<_> =
+        exporter.get_finished_spans().unwrap().into_iter().filter(|s| s.span_context.trace_id() == trace).collect();
     let parent = SpanId::from_hex(CLIENT_SPAN).unwrap();
     let call = spans.iter().find(|s| s.name == "tools/call").unwrap_or_else(|| panic!("{spans:#?}"));
     assert_eq!((call.span_context.trace_id(), call.parent_span_id), (trace, parent));
@@ -69,6 +81,8 @@ async fn the_request_span_is_the_clients_child_and_the_task_stores_its_context()
 
 #[tokio::test]
 async fn without_export_a_valid_client_trace_is_stored_and_a_malformed_one_is_ignored() {
+    // No exporting layer on this thread (the other test installs a global one).
+    let _off = tracing::subscriber::set_default(tracing_subscriber::registry());
     let h = start().await;
     let client = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");
     let id = start_report(&h.url, Some(&client)).await;

@@ -117,6 +117,11 @@ INSERT INTO principal_usage (principal, tasks, argument_bytes)
     r#"
 ALTER TABLE tasks ADD COLUMN traceparent TEXT;
 "#,
+    // 4: tasks by status and tool for the `/metrics` gauge, counted from this
+    // index alone (it holds both columns), never from the wide task rows.
+    r#"
+CREATE INDEX tasks_status_tool ON tasks (status, tool);
+"#,
 ];
 
 /// The schema version this build writes and understands.

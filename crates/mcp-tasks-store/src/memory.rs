@@ -379,6 +379,15 @@ impl TaskStore for MemoryStore {
         Ok(counts)
     }
 
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+        let inner = self.lock();
+        let mut counts = BTreeMap::new();
+        for record in inner.tasks.values() {
+            *counts.entry((record.status, record.tool.clone())).or_default() += 1;
+        }
+        Ok(counts)
+    }
+
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         let inner = self.lock();
         let mut done: Vec<_> = inner

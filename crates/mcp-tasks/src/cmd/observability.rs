@@ -39,12 +39,15 @@ pub(crate) struct ObservabilityArgs {
 }
 
 impl ObservabilityArgs {
-    /// Applies the flags to the server being built; `sqlite`, when the store
-    /// is SQLite, reports its group commits at each scrape.
+    /// Applies the flags to the server being built; `sqlite` or `postgres`,
+    /// whichever the store is, reports its group commits at each scrape
+    /// (PostgreSQL's: the creation batcher's commits and the creations they
+    /// carried).
     pub(crate) fn apply(
         &self,
         builder: TaskServerBuilder,
         sqlite: Option<Arc<mcp_tasks_sqlite::SqliteStore>>,
+        postgres: Option<Arc<mcp_tasks_postgres::PostgresStore>>,
     ) -> TaskServerBuilder {
         let mut builder =
             builder.metrics_endpoint(!self.no_metrics).max_polls_per_second(NonZeroU32::new(self.max_polls_per_second));
@@ -52,6 +55,12 @@ impl ObservabilityArgs {
             builder = builder.metrics_collector(move |metrics| {
                 let stats = sqlite.write_stats();
                 metrics.group_commits(stats.commits, stats.writes);
+            });
+        }
+        if let Some(postgres) = postgres {
+            builder = builder.metrics_collector(move |metrics| {
+                let stats = postgres.create_stats();
+                metrics.group_commits(stats.commits, stats.creates);
             });
         }
         builder

@@ -134,6 +134,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // (sampled, offset kept), so instances with skewed clocks agree on
     // when a lease or a leader's term lapses.
     let mut clock: Option<Arc<dyn Clock>> = None;
+    let mut postgres = None;
     let (store, sqlite, single_node, location): (
         Arc<dyn TaskStore>,
         Option<Arc<mcp_tasks_sqlite::SqliteStore>>,
@@ -151,7 +152,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 if database_clock.database_is_ahead() { "ahead of" } else { "behind" }
             );
             clock = Some(database_clock);
-            (Arc::new(store), None, false, location)
+            let store = Arc::new(store);
+            postgres = Some(store.clone());
+            (store, None, false, location)
         }
         None if args.in_memory => {
             (Arc::new(mcp_tasks_store::MemoryStore::new()), None, true, "memory (nothing durable)".to_owned())
@@ -205,7 +208,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.allowed_origins.is_empty() {
         builder = builder.allowed_origins(args.allowed_origins.clone());
     }
-    builder = args.observability.apply(builder, sqlite.clone());
+    builder = args.observability.apply(builder, sqlite.clone(), postgres);
     let server = builder.build()?;
     let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
     tracing::info!(
