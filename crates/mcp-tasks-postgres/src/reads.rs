@@ -128,11 +128,11 @@ pub(crate) async fn count_by_status(pool: &Pool) -> Result<BTreeMap<TaskStatus, 
 }
 
 /// Tasks per (status, tool) pair present (an index-only scan of
-/// `tasks_status_tool` where the visibility map allows).
+/// `tasks_tool_status` where the visibility map allows).
 pub(crate) async fn count_by_status_and_tool(pool: &Pool) -> Result<BTreeMap<(TaskStatus, String), u64>, Failure> {
     let mut counts = BTreeMap::new();
     let client = pool.get().await?;
-    let stmt = client.prepare_cached("SELECT status, tool, count(*) FROM tasks GROUP BY status, tool").await?;
+    let stmt = client.prepare_cached("SELECT status, tool, count(*) FROM tasks GROUP BY tool, status").await?;
     for row in client.query(&stmt, &[]).await? {
         let status: String = row.try_get(0)?;
         let tool: String = row.try_get(1)?;

@@ -230,7 +230,7 @@ ALTER TABLE tasks ADD COLUMN traceparent text;
     Migration {
         description: "an index of tasks by status and tool, for the /metrics gauge",
         sql: r#"
-CREATE INDEX tasks_status_tool ON tasks (status, tool);
+CREATE INDEX tasks_tool_status ON tasks (tool, status);
 "#,
     },
 ];

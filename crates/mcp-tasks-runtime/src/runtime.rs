@@ -346,9 +346,8 @@ impl Runtime {
 
     /// Sets the gauges counted from the store (tasks by status and tool,
     /// dead letters not requeued). A scrape calls it, so the numbers are as
-    /// fresh as the scrape; each is one count query (tasks: one grouped
-    /// count over the `(status, tool)` index; dead letters: one listing of
-    /// the unrequeued ones).
+    /// fresh as the scrape; each is one query (tasks: one count per
+    /// (status, tool) pair; dead letters: one listing of the unrequeued ones).
     pub async fn refresh_gauges(&self) -> Result<(), RuntimeError> {
         let inner = &self.inner;
         let counts = inner.store.count_by_status_and_tool().await?;

@@ -125,9 +125,8 @@ pub(crate) fn count_by_status(conn: &Connection) -> Result<BTreeMap<TaskStatus, 
     Ok(counts)
 }
 
-/// Tasks per (status, tool), read from the `tasks_status_tool` index alone.
-pub(crate) const COUNT_BY_STATUS_AND_TOOL_SQL: &str =
-    "SELECT status, tool, count(*) FROM tasks INDEXED BY tasks_status_tool GROUP BY status, tool";
+/// Tasks per (status, tool): the trigger-kept `task_counts`, one row per pair.
+pub(crate) const COUNT_BY_STATUS_AND_TOOL_SQL: &str = "SELECT status, tool, tasks FROM task_counts WHERE tasks > 0";
 
 /// Tasks per (status, tool) pair present.
 pub(crate) fn count_by_status_and_tool(conn: &Connection) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {

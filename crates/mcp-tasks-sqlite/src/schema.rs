@@ -117,10 +117,35 @@ INSERT INTO principal_usage (principal, tasks, argument_bytes)
     r#"
 ALTER TABLE tasks ADD COLUMN traceparent TEXT;
 "#,
-    // 4: tasks by status and tool for the `/metrics` gauge, counted from this
-    // index alone (it holds both columns), never from the wide task rows.
+    // 4: how many tasks each (tool, status) pair holds, for the `/metrics`
+    // gauge: kept by triggers in the writing transaction (one writer, so no
+    // contention), so a scrape reads one row per pair, not the tasks. An
+    // index instead would be taken by the planner over the partial indexes
+    // of the claim and the sweeps. A tool and status never change together.
     r#"
-CREATE INDEX tasks_status_tool ON tasks (status, tool);
+CREATE TABLE task_counts (
+    tool   TEXT    NOT NULL,
+    status TEXT    NOT NULL,
+    tasks  INTEGER NOT NULL,
+    PRIMARY KEY (tool, status)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_counts (tool, status, tasks) VALUES (NEW.tool, NEW.status, 1)
+        ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + 1;
+END;
+
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+    UPDATE task_counts SET tasks = tasks - 1 WHERE tool = OLD.tool AND status = OLD.status;
+END;
+
+CREATE TRIGGER tasks_count_status AFTER UPDATE OF status ON tasks WHEN NEW.status <> OLD.status BEGIN
+    UPDATE task_counts SET tasks = tasks - 1 WHERE tool = OLD.tool AND status = OLD.status;
+    INSERT INTO task_counts (tool, status, tasks) VALUES (NEW.tool, NEW.status, 1)
+        ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + 1;
+END;
+
+INSERT INTO task_counts (tool, status, tasks) SELECT tool, status, count(*) FROM tasks GROUP BY tool, status;
 "#,
 ];
 

@@ -105,8 +105,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError>;
 
     /// How many tasks are in each (status, tool) pair that has any: one
-    /// grouped count (the durable stores answer it from their
-    /// `(status, tool)` index alone, without reading a task row).
+    /// grouped count (SQLite reads counts its triggers keep; PostgreSQL
+    /// counts its `(tool, status)` index, without reading a task row).
     async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError>;
 
     /// Durations (`terminal_at − created_at`, ms) of the most recent `limit`
