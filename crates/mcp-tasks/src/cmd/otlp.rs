@@ -29,20 +29,21 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// A collector endpoint as `--otlp-endpoint` takes it: an `http://` URL,
 /// the collector's base (spans go to `URL/v1/traces`) or the full traces URL.
 pub(crate) fn parse_endpoint(text: &str) -> Result<String, String> {
-    let base = text.trim().trim_end_matches('/');
-    if base.starts_with("https://") {
+    let text = text.trim();
+    if text.starts_with("https://") {
         return Err(format!(
             "{text:?}: this build sends OTLP over plain HTTP only; give an http:// collector endpoint \
              (a local collector or agent can forward over TLS)"
         ));
     }
-    let Some(rest) = base.strip_prefix("http://") else {
+    let Some(rest) = text.strip_prefix("http://") else {
         return Err(format!("{text:?} is not an http:// URL (e.g. http://127.0.0.1:4318)"));
     };
+    let rest = rest.trim_end_matches('/');
     if rest.is_empty() || rest.starts_with('/') {
         return Err(format!("{text:?} names no host (e.g. http://127.0.0.1:4318)"));
     }
-    if base.ends_with(TRACES_PATH) { Ok(base.to_owned()) } else { Ok(format!("{base}{TRACES_PATH}")) }
+    if rest.ends_with(TRACES_PATH) { Ok(format!("http://{rest}")) } else { Ok(format!("http://{rest}{TRACES_PATH}")) }
 }
 
 /// The running exporter: flushed and stopped by [`OtlpExport::shutdown`].
