@@ -61,8 +61,11 @@ fn the_dashboard_parses_and_names_only_exported_metrics() {
         }
     }
     // Tasks by status and tool (the gauge's two labels) have a panel.
-    let exprs: Vec<&str> =
-        panels.iter().flat_map(|p| p["targets"].as_array().into_iter().flatten()).filter_map(|t| t["expr"].as_str()).collect();
+    let exprs: Vec<&str> = panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().into_iter().flatten())
+        .filter_map(|t| t["expr"].as_str())
+        .collect();
     assert!(
         exprs.iter().any(|e| e.contains("mcp_tasks_tasks{") && e.contains("by (tool, status)")),
         "no panel shows tasks by tool and status"

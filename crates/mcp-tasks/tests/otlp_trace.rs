@@ -138,12 +138,8 @@ async fn a_tasks_attempts_before_and_after_a_crash_are_in_the_clients_trace() {
     let db = dir.path().join("tasks.db");
     // The first process sends each batch within 100 ms, so the attempt's
     // progress leaves before the kill.
-    let mut first = spawn_with_env(
-        &db,
-        "127.0.0.1:0",
-        &["--otlp-endpoint", &collector],
-        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
-    );
+    let mut first =
+        spawn_with_env(&db, "127.0.0.1:0", &["--otlp-endpoint", &collector], &[("OTEL_BSP_SCHEDULE_DELAY", "100")]);
     let first_instance = instance_of(&first);
     let url = first.url.clone();
 
@@ -157,10 +153,9 @@ async fn a_tasks_attempts_before_and_after_a_crash_are_in_the_clients_trace() {
     let id = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
 
     // Attempt 1's first progress span, exported while the attempt runs.
-    let before = wait_for_span(&spans, "progress of attempt 1", |s| {
-        s.name == "task.status_message" && s.instance == first_instance
-    })
-    .await;
+    let before =
+        wait_for_span(&spans, "progress of attempt 1", |s| s.name == "task.status_message" && s.instance == first_instance)
+            .await;
     first.child.kill().unwrap(); // SIGKILL, mid-attempt
     first.child.wait().unwrap();
 
@@ -185,16 +180,11 @@ async fn a_tasks_attempts_before_and_after_a_crash_are_in_the_clients_trace() {
     }
     second.terminate();
     assert!(second.child.wait().unwrap().success());
-    let after = wait_for_span(&spans, "attempt 2", |s| {
-        s.name == "task.attempt" && s.instance == second_instance
-    })
-    .await;
+    let after = wait_for_span(&spans, "attempt 2", |s| s.name == "task.attempt" && s.instance == second_instance).await;
 
     // The creating request: the client's child, in the client's trace.
-    let creation = wait_for_span(&spans, "the creating request", |s| {
-        s.name == "tools/call" && s.instance == first_instance
-    })
-    .await;
+    let creation =
+        wait_for_span(&spans, "the creating request", |s| s.name == "tools/call" && s.instance == first_instance).await;
     assert_eq!(creation.service, "mcp-tasks");
     assert_eq!((creation.trace_id.as_str(), creation.parent_span_id.as_str()), (CLIENT_TRACE, CLIENT_SPAN));
 
