@@ -72,7 +72,10 @@ pub fn traceparent_of(span: &tracing::Span) -> Option<String> {
 /// context, else the root of a new trace.
 pub fn request_span(method: &'static str, traceparent: Option<&str>, tracestate: Option<&str>) -> tracing::Span {
     let span = tracing::info_span!(target: TRACE_TARGET, "mcp.request", otel.name = method, rpc.method = method);
-    if let Some(parent) = traceparent.and_then(|t| parse_parent(t, tracestate)) {
+    // A span no layer takes (export off) costs no parse.
+    if !span.is_disabled()
+        && let Some(parent) = traceparent.and_then(|t| parse_parent(t, tracestate))
+    {
         // Fails only when no exporting layer is installed: nothing to join then.
         let _ = span.set_parent(parent);
     }
@@ -93,7 +96,9 @@ pub(crate) fn attempt_span(record: &TaskRecord, holder: &str) -> tracing::Span {
         attempt = i64::from(record.attempt),
         executor = holder,
     );
-    if let Some(parent) = record.trace_parent.as_deref().and_then(|t| parse_parent(t, None)) {
+    if !span.is_disabled()
+        && let Some(parent) = record.trace_parent.as_deref().and_then(|t| parse_parent(t, None))
+    {
         let _ = span.set_parent(parent);
     }
     span
