@@ -136,6 +136,11 @@ pub struct TaskRecord {
     pub idempotency_key: Option<String>,
     /// Fingerprint of tool + arguments, bound to the idempotency key.
     pub fingerprint: String,
+    /// The W3C `traceparent` every attempt's span is a child of, fixed at
+    /// creation (the creating request's span, or the client's own trace
+    /// context), so a task's attempts on any instance form one trace.
+    #[serde(default)]
+    pub trace_parent: Option<String>,
 }
 
 impl TaskRecord {
@@ -176,6 +181,7 @@ impl TaskRecord {
             input_requests: InputRequests::new(),
             input_responses: InputResponses::new(),
             idempotency_key: None,
+            trace_parent: None,
         }
     }
 

@@ -32,6 +32,7 @@ pub fn record(status: TaskStatus, created_s: i64) -> TaskRecord {
         input_requests: Default::default(),
         input_responses: Default::default(),
         idempotency_key: None,
+        trace_parent: None,
         fingerprint: String::new(),
     }
 }

@@ -45,6 +45,7 @@ async fn run(
                     arguments: json!({ "topic": "bench", "n": n }),
                     principal: Some(format!("principal-{}", n % principals)),
                     idempotency_key: None,
+                    trace_parent: None,
                     max_attempts: 3,
                     created_at: now,
                     deadline_at: now.plus(std::time::Duration::from_secs(1800)),

@@ -33,13 +33,13 @@ fn insert_sql() -> String {
     format!(
         "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
            max_attempts, created_at, updated_at, deadline_at, run_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint) \
+           input_responses, idempotency_key, fingerprint, traceparent) \
          SELECT id, 1, tool, arguments, principal, 'working', status_message, 1, max_attempts, created_at, \
-           created_at, deadline_at, run_at, false, '{{}}', '{{}}', idempotency_key, fingerprint \
+           created_at, deadline_at, run_at, false, '{{}}', '{{}}', idempotency_key, fingerprint, traceparent \
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], \
-                     $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[]) \
+                     $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[]) \
            AS n(id, tool, arguments, principal, status_message, max_attempts, created_at, deadline_at, \
-                run_at, idempotency_key, fingerprint) \
+                run_at, idempotency_key, fingerprint, traceparent) \
          ON CONFLICT DO NOTHING \
          RETURNING {TASK_COLUMNS}"
     )
@@ -223,6 +223,7 @@ async fn insert_rows(
     let run_ats = instants(&|n| n.run_at.as_millis());
     let keys = column(&|n| n.idempotency_key.clone());
     let prints: Vec<&str> = which.iter().map(|&i| fingerprints[i].as_str()).collect();
+    let traceparents = column(&|n| n.trace_parent.clone());
     let stmt = tx.prepare_cached(&insert_sql()).await?;
     let rows = tx
         .query(
@@ -239,6 +240,7 @@ async fn insert_rows(
                 &run_ats,
                 &keys,
                 &prints,
+                &traceparents,
             ],
         )
         .await?;

@@ -127,6 +127,24 @@ pub(crate) async fn count_by_status(pool: &Pool) -> Result<BTreeMap<TaskStatus, 
     Ok(counts)
 }
 
+/// Tasks per (status, tool) pair present (an index-only scan of
+/// `tasks_tool_status` where the visibility map allows).
+pub(crate) async fn count_by_status_and_tool(pool: &Pool) -> Result<BTreeMap<(TaskStatus, String), u64>, Failure> {
+    let mut counts = BTreeMap::new();
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached("SELECT status, tool, count(*) FROM tasks GROUP BY tool, status").await?;
+    for row in client.query(&stmt, &[]).await? {
+        let status: String = row.try_get(0)?;
+        let tool: String = row.try_get(1)?;
+        let n: i64 = row.try_get(2)?;
+        let status = status
+            .parse::<TaskStatus>()
+            .map_err(|e| StoreError::Corrupt { id: "(count by status and tool)".into(), reason: e.to_string() })?;
+        counts.insert((status, tool), n.max(0) as u64);
+    }
+    Ok(counts)
+}
+
 /// Run times of completed tasks of tool `$1`, newest first, at most `$2`.
 pub(crate) const RECENT_DURATIONS_SQL: &str = "SELECT terminal_at - created_at FROM tasks \
      WHERE status = 'completed' AND terminal_at IS NOT NULL AND tool = $1 \

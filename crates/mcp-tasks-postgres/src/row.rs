@@ -11,7 +11,7 @@ use tokio_postgres::types::FromSql;
 pub(crate) const TASK_COLUMNS: &str = "id, version, tool, arguments, principal, status, status_message, attempt, \
      max_attempts, created_at, updated_at, deadline_at, run_at, lease_owner, lease_expires_at, last_polled_at, \
      cancel_requested, terminal_at, expires_at, result, error, input_requests, input_responses, idempotency_key, \
-     fingerprint";
+     fingerprint, traceparent";
 
 /// The `dead_letters` columns [`dead_letter_from_row`] reads, in its order.
 pub(crate) const DEAD_LETTER_COLUMNS: &str =
@@ -57,6 +57,7 @@ pub(crate) fn task_from_row(row: &Row) -> Result<TaskRecord, StoreError> {
         input_responses: d.json(22, "input_responses")?,
         idempotency_key: d.get(23, "idempotency_key")?,
         fingerprint: d.get(24, "fingerprint")?,
+        trace_parent: d.get(25, "traceparent")?,
         id: TaskId(id.clone()),
     })
 }

@@ -220,6 +220,19 @@ CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks FOR EACH ROW
     EXECUTE FUNCTION mcp_tasks_notify_changed();
 "#,
     },
+    Migration {
+        description: "the W3C traceparent each task's attempts join",
+        // Written at creation, never changed; older tasks have none.
+        sql: r#"
+ALTER TABLE tasks ADD COLUMN traceparent text;
+"#,
+    },
+    Migration {
+        description: "an index of tasks by status and tool, for the /metrics gauge",
+        sql: r#"
+CREATE INDEX tasks_tool_status ON tasks (tool, status);
+"#,
+    },
 ];
 
 /// The schema version this build writes and understands.

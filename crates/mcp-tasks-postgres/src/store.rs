@@ -168,6 +168,10 @@ impl TaskStore for PostgresStore {
         report(reads::count_by_status(&self.pool).await)
     }
 
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+        report(reads::count_by_status_and_tool(&self.pool).await)
+    }
+
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         report(reads::recent_durations(&self.pool, tool, limit).await)
     }

@@ -32,6 +32,7 @@ async fn creators_on_many_instances_racing_on_one_key_agree() {
             let new = NewTask {
                 principal: Some("alice".into()),
                 idempotency_key: Some("once".into()),
+                trace_parent: None,
                 arguments,
                 ..new_task("report", at(0))
             };

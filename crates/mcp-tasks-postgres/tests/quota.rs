@@ -142,6 +142,8 @@ async fn the_usage_migration_counts_tasks_already_stored() {
              DROP TABLE maintenance_leader; \
              DROP FUNCTION mcp_tasks_notify_created() CASCADE; \
              DROP FUNCTION mcp_tasks_notify_changed() CASCADE; \
+             DROP INDEX tasks_tool_status; \
+             ALTER TABLE tasks DROP COLUMN traceparent; \
              DELETE FROM mcp_tasks_schema_migrations WHERE version >= 2",
         )
         .await

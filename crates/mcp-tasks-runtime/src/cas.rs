@@ -90,6 +90,7 @@ mod tests {
             arguments: serde_json::json!({}),
             principal: None,
             idempotency_key: None,
+            trace_parent: None,
             max_attempts: 3,
             created_at: now,
             deadline_at: now.plus(std::time::Duration::from_secs(60)),

@@ -230,10 +230,16 @@ impl TaskContext {
     }
 
     /// Sets the task's status message (guarded on this handler's lease).
+    /// A short span of its own in the attempt's trace: ended (so exported)
+    /// while the attempt still runs, it shows progress even of an attempt
+    /// whose process dies before the attempt's own span ends.
     pub async fn set_status_message(&self, msg: impl Into<String>) -> Result<(), RuntimeError> {
         let env = &self.inner.env;
-        let change = Change { now: env.clock.now(), status_message: Some(Some(msg.into())), ..Change::default() };
-        match cas::apply_one(env.store.as_ref(), GuardedUpdate::change(self.own_guard(), change)).await? {
+        let msg = msg.into();
+        let span = tracing::info_span!(target: crate::trace_context::TRACE_TARGET, "task.status_message", message = %msg);
+        let change = Change { now: env.clock.now(), status_message: Some(Some(msg)), ..Change::default() };
+        let write = cas::apply_one(env.store.as_ref(), GuardedUpdate::change(self.own_guard(), change));
+        match tracing::Instrument::instrument(write, span).await? {
             UpdateOutcome::Applied(_) => Ok(()),
             _ => Err(RuntimeError::LeaseLost(self.inner.task_id.clone())),
         }

@@ -49,6 +49,7 @@ impl DeadLetters<'_> {
             arguments: letter.arguments,
             principal: letter.principal,
             idempotency_key: None,
+            trace_parent: None,
             max_attempts: policy.retry.max_attempts,
             created_at: now,
             deadline_at: now.plus(policy.retention.max_execution),

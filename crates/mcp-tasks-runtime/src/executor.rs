@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::cas;
 use crate::claim_backoff::ClaimBackoff;
@@ -156,7 +157,9 @@ impl Executor {
         let handler = Arc::new(RunningHandler::new(holder, record.attempt, record.max_attempts, slot));
         self.running.insert(record.id.clone(), handler.clone());
         let deregister = Deregister { executor: self.clone(), id: record.id.clone(), handler: handler.clone() };
-        let driver = tokio::spawn(self.clone().drive(record, handler.clone(), deregister));
+        // Each attempt runs in a span of the task's stored trace (trace_context.rs).
+        let span = crate::trace_context::attempt_span(&record, &handler.holder);
+        let driver = tokio::spawn(self.clone().drive(record, handler.clone(), deregister).instrument(span));
         handler.set_abort(driver.abort_handle());
     }
 }
@@ -196,7 +199,7 @@ impl Executor {
         };
         let ctx = TaskContext::new(self.env.clone(), &record, handler.clone());
         let tool = registered.tool.clone();
-        let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }));
+        let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }.in_current_span()));
         let renew_every = self.lease.renew_every();
         let mut renewing = true;
         // When the lease we hold runs out, by the clock every instance judges it on.

@@ -71,6 +71,7 @@ mod runtime;
 mod schema;
 mod store_events;
 mod tool;
+pub mod trace_context;
 mod transitions;
 mod triage;
 mod view;

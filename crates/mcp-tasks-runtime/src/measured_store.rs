@@ -83,6 +83,10 @@ impl TaskStore for MeasuredStore {
         self.timed("count_by_status", self.inner.count_by_status()).await
     }
 
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+        self.timed("count_by_status_and_tool", self.inner.count_by_status_and_tool()).await
+    }
+
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         self.timed("recent_durations", self.inner.recent_durations(tool, limit)).await
     }

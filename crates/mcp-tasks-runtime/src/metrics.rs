@@ -7,7 +7,8 @@
 //! process); otherwise into whatever global recorder the application
 //! installed (none: nothing is recorded, at the cost of a branch).
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks_core::{FailureClass, TaskStatus};
@@ -24,7 +25,9 @@ pub mod names {
     /// executor's backoff) or `executor_lost` (triage resumed a task whose
     /// executor died).
     pub const RETRIES: &str = "mcp_tasks_retries_total";
-    /// Gauge `{status}`: tasks in the store, counted when scraped.
+    /// Gauge `{status, tool}`: tasks in the store, counted when scraped;
+    /// every status of every tool seen is set, 0 included, so a pair that
+    /// empties reads 0, not its last count.
     pub const TASKS: &str = "mcp_tasks_tasks";
     /// Gauge: dead letters not yet requeued, counted when scraped.
     pub const DEAD_LETTERS: &str = "mcp_tasks_dead_letters";
@@ -117,6 +120,8 @@ impl Outcome {
 #[derive(Clone, Default)]
 pub struct Metrics {
     recorder: Option<Arc<dyn metrics::Recorder + Send + Sync>>,
+    /// Every tool the tasks gauge has a series for (its zeros are kept fresh).
+    gauged_tools: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -128,12 +133,12 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     /// Records into the process's global recorder (the default).
     pub fn global() -> Self {
-        Metrics { recorder: None }
+        Metrics { recorder: None, gauged_tools: Arc::default() }
     }
 
     /// Records into `recorder` only.
     pub fn to(recorder: Arc<dyn metrics::Recorder + Send + Sync>) -> Self {
-        Metrics { recorder: Some(recorder) }
+        Metrics { recorder: Some(recorder), gauged_tools: Arc::default() }
     }
 
     /// Runs `record` (which uses the `metrics` macros) against this
@@ -205,10 +210,20 @@ impl Metrics {
         });
     }
 
-    pub(crate) fn tasks_by_status(&self, counts: impl IntoIterator<Item = (TaskStatus, u64)>) {
+    /// Sets the tasks gauge from `counts` for every status of every tool in
+    /// `counts` or gauged before (0 where there are none).
+    pub(crate) fn tasks_by_status_and_tool(&self, counts: &BTreeMap<(TaskStatus, String), u64>) {
+        let gauged: Vec<String> = {
+            let mut gauged = self.gauged_tools.lock().unwrap_or_else(|p| p.into_inner());
+            gauged.extend(counts.keys().map(|(_, tool)| tool.clone()));
+            gauged.iter().cloned().collect()
+        };
         self.record(|| {
-            for (status, n) in counts {
-                metrics::gauge!(names::TASKS, "status" => status.to_string()).set(n as f64);
+            for tool in &gauged {
+                for status in mcp_tasks_core::status::ALL_STATUSES {
+                    let n = counts.get(&(status, tool.clone())).copied().unwrap_or(0);
+                    metrics::gauge!(names::TASKS, "status" => status.to_string(), "tool" => tool.clone()).set(n as f64);
+                }
             }
         });
     }

@@ -211,6 +211,8 @@ impl Runtime {
             return Err(RuntimeError::InvalidArguments { tool: req.tool, violations });
         }
         let now = inner.clock.now();
+        // The attempts join the creating span's trace, durably (trace_context.rs).
+        let trace_parent = crate::trace_context::traceparent_of(&tracing::Span::current()).or(req.trace_parent);
         let created = inner
             .store
             .create(NewTask {
@@ -219,6 +221,7 @@ impl Runtime {
                 arguments: req.arguments,
                 principal: req.principal,
                 idempotency_key: req.idempotency_key,
+                trace_parent,
                 max_attempts: inner.policy.retry.max_attempts,
                 created_at: now,
                 deadline_at: now.plus(inner.policy.retention.max_execution),
@@ -341,14 +344,14 @@ impl Runtime {
         &self.inner.metrics
     }
 
-    /// Sets the gauges counted from the store (tasks by status, dead
-    /// letters not requeued). A scrape calls it, so the numbers are as
-    /// fresh as the scrape; each is one count query (dead letters: one
-    /// listing of the unrequeued ones).
+    /// Sets the gauges counted from the store (tasks by status and tool,
+    /// dead letters not requeued). A scrape calls it, so the numbers are as
+    /// fresh as the scrape; each is one query (tasks: one count per
+    /// (status, tool) pair; dead letters: one listing of the unrequeued ones).
     pub async fn refresh_gauges(&self) -> Result<(), RuntimeError> {
         let inner = &self.inner;
-        let counts = inner.store.count_by_status().await?;
-        inner.metrics.tasks_by_status(counts);
+        let counts = inner.store.count_by_status_and_tool().await?;
+        inner.metrics.tasks_by_status_and_tool(&counts);
         let query = DeadLetterQuery { tool: None, include_requeued: false, limit: 0 };
         let depth = inner.store.list_dead_letters(query).await?.len();
         inner.metrics.dead_letters(depth);

@@ -14,12 +14,17 @@ pub struct CreateTask {
     pub principal: Option<String>,
     /// The creator's idempotency key, if it gave one.
     pub idempotency_key: Option<String>,
+    /// The client's W3C `traceparent`, if it sent a valid one. The task
+    /// stores the current span's trace context instead when one is exported
+    /// (the creating request's span, itself the client's child), so this is
+    /// what is kept when tracing is off.
+    pub trace_parent: Option<String>,
 }
 
 impl CreateTask {
     /// A request for `tool` with `arguments`, no principal and no key.
     pub fn new(tool: impl Into<String>, arguments: serde_json::Value) -> Self {
-        CreateTask { tool: tool.into(), arguments, principal: None, idempotency_key: None }
+        CreateTask { tool: tool.into(), arguments, principal: None, idempotency_key: None, trace_parent: None }
     }
 }
 

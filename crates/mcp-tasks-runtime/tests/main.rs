@@ -34,5 +34,6 @@ mod retry_after;
 mod shutdown;
 mod terminal_is_final;
 mod terminal_messages;
+mod trace_context;
 mod transient_retry;
 mod waiting_holds_no_slot;

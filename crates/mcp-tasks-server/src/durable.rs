@@ -25,12 +25,14 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::auth::request_principal;
 use crate::errors::{tasks_required, to_mcp};
 use crate::inline::InlineCall;
 use crate::input_capabilities::declared_only;
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateSeal};
+use crate::request_trace::request_span;
 use crate::server_error::ServerError;
 use crate::typed::{DecodeCheck, IntoTaskResult, TypedTool};
 use crate::wire;
@@ -368,6 +370,14 @@ impl DurableTasks {
         request: CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.call_durable_tool(request, cx).instrument(request_span("tools/call", cx)).await
+    }
+
+    async fn call_durable_tool(
+        &self,
+        request: CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let Some(route) = self.0.routes.get(&name) else {
             return Err(McpError::invalid_params(
@@ -418,7 +428,14 @@ impl DurableTasks {
         cx: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let id = TaskId(request.task_id);
-        let view = self.0.runtime.get_task(&id, request_principal(cx).as_deref()).await.map_err(to_mcp)?;
+        let principal = request_principal(cx);
+        let view = self
+            .0
+            .runtime
+            .get_task(&id, principal.as_deref())
+            .instrument(request_span("tasks/get", cx))
+            .await
+            .map_err(to_mcp)?;
         let mut result = wire::get_result(&view)?;
         // Input requests only of kinds this request's client declared it can answer.
         if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
@@ -433,13 +450,17 @@ impl DurableTasks {
     pub async fn update_task(&self, request: UpdateTaskParams, cx: &RequestContext<RoleServer>) -> Result<(), McpError> {
         let id = TaskId(request.task_id);
         // Answers to a task that has ended are ignored (Ok), like unknown keys.
-        self.0.runtime.answer_input(&id, request_principal(cx).as_deref(), request.input_responses).await.map_err(to_mcp)
+        let principal = request_principal(cx);
+        let answering = self.0.runtime.answer_input(&id, principal.as_deref(), request.input_responses);
+        answering.instrument(request_span("tasks/update", cx)).await.map_err(to_mcp)
     }
 
     /// `tasks/cancel`: records the cancel durably and stops a local handler.
     pub async fn cancel_task(&self, request: CancelTaskParams, cx: &RequestContext<RoleServer>) -> Result<(), McpError> {
         let id = TaskId(request.task_id);
-        self.0.runtime.cancel_task(&id, request_principal(cx).as_deref()).await.map(drop).map_err(to_mcp)
+        let principal = request_principal(cx);
+        let cancelling = self.0.runtime.cancel_task(&id, principal.as_deref());
+        cancelling.instrument(request_span("tasks/cancel", cx)).await.map(drop).map_err(to_mcp)
     }
 }
 

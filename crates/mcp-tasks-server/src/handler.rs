@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::durable::DurableTasks;
 use crate::errors::to_mcp;
@@ -77,6 +78,6 @@ impl ServerHandler for TaskHandler {
         if !violations.is_empty() {
             return Err(to_mcp(RuntimeError::InvalidArguments { tool: name, violations }));
         }
-        tool.call(call).await
+        tool.call(call).instrument(crate::request_trace::request_span("tools/call", &cx)).await
     }
 }

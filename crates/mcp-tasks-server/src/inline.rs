@@ -48,6 +48,9 @@ pub struct InlineCall {
     pub principal: Option<String>,
     /// An idempotency key the client sent with the call, if any.
     pub idempotency_key: Option<String>,
+    /// The client's `_meta.traceparent`, if valid: stored with a task it
+    /// starts when no span is exported (else the request span's is).
+    pub(crate) trace_parent: Option<String>,
     pub(crate) runtime: Runtime,
     pub(crate) cancelled: CancellationToken,
     pub(crate) server_stop: CancellationToken,
@@ -70,6 +73,8 @@ impl InlineCall {
             client_capabilities: cx.client_capabilities().unwrap_or_default(),
             principal: request_principal(cx),
             idempotency_key: cx.meta.get(IDEMPOTENCY_KEY_META_KEY).and_then(Value::as_str).map(str::to_owned),
+            trace_parent: crate::request_trace::client_traceparent(cx)
+                .and_then(mcp_tasks_runtime::trace_context::valid_traceparent),
             runtime,
             cancelled: cx.ct.clone(),
             server_stop,
@@ -157,6 +162,7 @@ impl InlineCall {
             arguments,
             principal: self.principal.clone(),
             idempotency_key: self.idempotency_key.clone(),
+            trace_parent: self.trace_parent.clone(),
         }
     }
 }

@@ -89,6 +89,7 @@ pub mod log_limit;
 pub mod metrics;
 pub mod rate_limit;
 pub mod request_state;
+mod request_trace;
 pub mod serve;
 mod server_error;
 pub mod tools;

@@ -60,6 +60,16 @@ fn the_dashboard_parses_and_names_only_exported_metrics() {
             covered.extend(metric_names(expr));
         }
     }
+    // Tasks by status and tool (the gauge's two labels) have a panel.
+    let exprs: Vec<&str> = panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().into_iter().flatten())
+        .filter_map(|t| t["expr"].as_str())
+        .collect();
+    assert!(
+        exprs.iter().any(|e| e.contains("mcp_tasks_tasks{") && e.contains("by (tool, status)")),
+        "no panel shows tasks by tool and status"
+    );
     // The other direction: the dashboard shows everything the server exports.
     let missing: Vec<_> = exported_names().into_iter().filter(|n| !covered.contains(*n)).collect();
     assert!(missing.is_empty(), "exported but on no panel: {missing:?}");

@@ -53,6 +53,9 @@ impl TaskStore for SwitchableStore {
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
         self.inner.count_by_status().await
     }
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+        self.inner.count_by_status_and_tool().await
+    }
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         self.inner.recent_durations(tool, limit).await
     }

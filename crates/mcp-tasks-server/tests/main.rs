@@ -8,6 +8,7 @@ mod rmcp_app;
 
 mod body_budget;
 mod cancel;
+mod client_traceparent;
 mod conformance_server;
 mod connection_limits;
 mod create_and_poll;

@@ -54,6 +54,12 @@ impl Scrape {
         self.0.get(name).and_then(|s| s.iter().find(|(l, _)| *l == wanted)).map_or(0.0, |(_, v)| *v)
     }
 
+    /// Whether a sample of `name` with exactly `labels` is present.
+    fn has(&self, name: &str, labels: &[(&str, &str)]) -> bool {
+        let wanted: Labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.0.get(name).is_some_and(|s| s.iter().any(|(l, _)| *l == wanted))
+    }
+
     /// The sum of `name` over every label set.
     fn total(&self, name: &str) -> f64 {
         self.0.get(name).map_or(0.0, |s| s.iter().map(|(_, v)| v).sum())
@@ -118,9 +124,8 @@ async fn a_scripted_run_shows_exactly_its_counts() {
             now: clock.now(),
             lease_expires_at: clock.now().plus(policy.lease_duration),
             limit: 1,
-            // Both were created at the same instant: name the tool, or the
-            // claim may take the orphan-to-be instead.
-            tools: Some(vec!["ask_user".to_owned()]),
+            // Only it: the orphan was created at the same instant, and ties go by (random) id.
+            tools: Some(vec!["ask_user".into()]),
         })
         .await
         .unwrap();
@@ -166,10 +171,14 @@ async fn a_scripted_run_shows_exactly_its_counts() {
     assert_eq!(first.value(names::REAPER_SWEPT, &[("sweep", "timeouts")]), 0.0);
     assert_eq!(first.value(names::POLLS, &flaky), 2.0);
     assert_eq!(first.value(names::DEAD_LETTERS, &[]), 1.0);
-    assert_eq!(first.value(names::TASKS, &[("status", "completed")]), 1.0);
-    assert_eq!(first.value(names::TASKS, &[("status", "failed")]), 1.0);
-    assert_eq!(first.value(names::TASKS, &[("status", "cancelled")]), 2.0);
-    assert_eq!(first.value(names::TASKS, &[("status", "working")]), 0.0);
+    // Tasks by status and tool.
+    let tasks = |s: &Scrape, status: &str, tool: &str| s.value(names::TASKS, &[("status", status), ("tool", tool)]);
+    assert_eq!(tasks(&first, "completed", "flaky_upstream"), 1.0);
+    assert_eq!(tasks(&first, "failed", "flaky_upstream"), 1.0);
+    assert_eq!(tasks(&first, "cancelled", "long_running_report"), 1.0);
+    assert_eq!(tasks(&first, "cancelled", "ask_user"), 1.0);
+    assert_eq!(first.total(names::TASKS), 4.0);
+    assert!(first.has(names::TASKS, &[("status", "working"), ("tool", "flaky_upstream")]), "zeros are series too");
     // Four creations reached the store, each timed once.
     assert_eq!(first.value(&format!("{}_count", names::STORE_SECONDS), &[("operation", "create")]), 4.0);
     assert_eq!(first.total(names::STORE_ERRORS), 0.0);
@@ -190,6 +199,8 @@ async fn a_scripted_run_shows_exactly_its_counts() {
     assert_eq!(second.value(names::REAPER_SWEPT, &[("sweep", "expiry")]), 4.0);
     assert_eq!(second.value(names::REAPER_SWEEPS, &[("sweep", "expiry")]), 2.0);
     assert_eq!(second.total(names::TASKS), 0.0);
+    // A pair that emptied reads 0, not its last count.
+    assert!(second.has(names::TASKS, &[("status", "completed"), ("tool", "flaky_upstream")]));
     assert_eq!(second.value(names::DEAD_LETTERS, &[]), 1.0);
     // Nothing else happened in between.
     assert_eq!(second.total(names::CREATED), 4.0);

@@ -28,6 +28,7 @@ fn task(n: usize) -> NewTask {
         arguments: serde_json::json!({ "n": n, "payload": "x".repeat(64) }),
         principal: None,
         idempotency_key: None,
+        trace_parent: None,
         max_attempts: 3,
         created_at: t,
         deadline_at: t.plus(std::time::Duration::from_secs(1800)),

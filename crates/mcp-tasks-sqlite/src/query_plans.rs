@@ -6,7 +6,7 @@ use mcp_tasks_store::SweepQuery;
 use rusqlite::Connection;
 
 use crate::open::open_writer;
-use crate::reads::{RECENT_DURATIONS_SQL, sweep_sql};
+use crate::reads::{COUNT_BY_STATUS_AND_TOOL_SQL, RECENT_DURATIONS_SQL, sweep_sql};
 use crate::writes::{USAGE_SQL, claim_sql, idempotency_sql};
 
 /// The plan's detail lines, one per step.
@@ -53,6 +53,10 @@ fn every_sweep_and_claim_uses_its_partial_index() {
     assert_uses(&conn, &claim_sql(true), "tasks_claim");
     assert_uses(&conn, &idempotency_sql(), "tasks_idempotency");
     assert_uses(&conn, RECENT_DURATIONS_SQL, "tasks_durations");
+    // The gauge of tasks by status and tool reads its covering index alone.
+    // The gauge of tasks by status and tool reads the counts, never a task row.
+    let counted = plan(&conn, COUNT_BY_STATUS_AND_TOOL_SQL).join(" | ");
+    assert!(counted.contains("task_counts") && !counted.contains("tasks "), "{counted}");
     // A quota check is a primary-key lookup of the principal's usage row.
     assert_uses(&conn, USAGE_SQL, "sqlite_autoindex_principal_usage_1");
 }

@@ -125,6 +125,26 @@ pub(crate) fn count_by_status(conn: &Connection) -> Result<BTreeMap<TaskStatus, 
     Ok(counts)
 }
 
+/// Tasks per (status, tool): the trigger-kept `task_counts`, one row per pair.
+pub(crate) const COUNT_BY_STATUS_AND_TOOL_SQL: &str = "SELECT status, tool, tasks FROM task_counts WHERE tasks > 0";
+
+/// Tasks per (status, tool) pair present.
+pub(crate) fn count_by_status_and_tool(conn: &Connection) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+    let mut counts = BTreeMap::new();
+    let mut stmt = conn.prepare_cached(COUNT_BY_STATUS_AND_TOOL_SQL).map_err(unavailable)?;
+    let mut rows = stmt.query([]).map_err(unavailable)?;
+    while let Some(row) = rows.next().map_err(unavailable)? {
+        let status: String = row.get(0).map_err(unavailable)?;
+        let tool: String = row.get(1).map_err(unavailable)?;
+        let n: i64 = row.get(2).map_err(unavailable)?;
+        let status = status
+            .parse::<TaskStatus>()
+            .map_err(|e| StoreError::Corrupt { id: "(count by status and tool)".into(), reason: e.to_string() })?;
+        counts.insert((status, tool), n.max(0) as u64);
+    }
+    Ok(counts)
+}
+
 /// Run times of completed tasks of tool `?1`, newest first, at most `?2`.
 pub(crate) const RECENT_DURATIONS_SQL: &str = "SELECT terminal_at - created_at FROM tasks \
      WHERE status = 'completed' AND terminal_at IS NOT NULL AND tool = ?1 \

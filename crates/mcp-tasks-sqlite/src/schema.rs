@@ -112,6 +112,41 @@ INSERT INTO principal_usage (principal, tasks, argument_bytes)
     SELECT coalesce(principal, ''), count(*), coalesce(sum(length(CAST(arguments AS BLOB))), 0)
     FROM tasks GROUP BY coalesce(principal, '');
 "#,
+    // 3: the W3C traceparent each task's attempts join (written at creation,
+    // never changed); existing tasks have none and start a trace per attempt.
+    r#"
+ALTER TABLE tasks ADD COLUMN traceparent TEXT;
+"#,
+    // 4: how many tasks each (tool, status) pair holds, for the `/metrics`
+    // gauge: kept by triggers in the writing transaction (one writer, so no
+    // contention), so a scrape reads one row per pair, not the tasks. An
+    // index instead would be taken by the planner over the partial indexes
+    // of the claim and the sweeps. A tool and status never change together.
+    r#"
+CREATE TABLE task_counts (
+    tool   TEXT    NOT NULL,
+    status TEXT    NOT NULL,
+    tasks  INTEGER NOT NULL,
+    PRIMARY KEY (tool, status)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_counts (tool, status, tasks) VALUES (NEW.tool, NEW.status, 1)
+        ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + 1;
+END;
+
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+    UPDATE task_counts SET tasks = tasks - 1 WHERE tool = OLD.tool AND status = OLD.status;
+END;
+
+CREATE TRIGGER tasks_count_status AFTER UPDATE OF status ON tasks WHEN NEW.status <> OLD.status BEGIN
+    UPDATE task_counts SET tasks = tasks - 1 WHERE tool = OLD.tool AND status = OLD.status;
+    INSERT INTO task_counts (tool, status, tasks) VALUES (NEW.tool, NEW.status, 1)
+        ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + 1;
+END;
+
+INSERT INTO task_counts (tool, status, tasks) SELECT tool, status, count(*) FROM tasks GROUP BY tool, status;
+"#,
 ];
 
 /// The schema version this build writes and understands.

@@ -187,6 +187,10 @@ impl TaskStore for SqliteStore {
         self.readers.read(reads::count_by_status).await
     }
 
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+        self.readers.read(reads::count_by_status_and_tool).await
+    }
+
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
         let tool = tool.to_owned();
         self.readers.read(move |conn| reads::recent_durations(conn, &tool, limit)).await

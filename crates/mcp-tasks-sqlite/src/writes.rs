@@ -64,8 +64,8 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
     let sql = format!(
         "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, max_attempts, \
            created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint) \
-         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{{}}', '{{}}', ?10, ?11) \
+           input_responses, idempotency_key, fingerprint, traceparent) \
+         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{{}}', '{{}}', ?10, ?11, ?12) \
          RETURNING {TASK_COLUMNS}"
     );
     let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
@@ -82,6 +82,7 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
             new.run_at.as_millis(),
             new.idempotency_key,
             fingerprint,
+            new.trace_parent,
         ])
         .and_then(|mut rows| Ok(rows.next()?.map(task_from_row)));
     match inserted {

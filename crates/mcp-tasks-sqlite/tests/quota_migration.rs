@@ -1,6 +1,7 @@
 //! Schema version 2 adds the per-principal usage counters a quota check
 //! reads. A version-1 file with tasks in it is migrated with its usage
-//! counted, so quotas hold for tasks created before the upgrade.
+//! counted, so quotas hold for tasks created before the upgrade; version 4's
+//! counts by tool and status likewise count the tasks already stored.
 
 use mcp_tasks_sqlite::SqliteStore;
 use mcp_tasks_store::conformance::support::{at, create, new_task};
@@ -23,11 +24,15 @@ async fn a_version_1_file_is_migrated_with_its_usage_counted() {
         .unwrap()
         .execute_batch(
             "DROP TRIGGER tasks_usage_insert; DROP TRIGGER tasks_usage_delete; \
-             DROP TABLE principal_usage; PRAGMA user_version = 1;",
+             DROP TABLE principal_usage; \
+             DROP TRIGGER tasks_count_insert; DROP TRIGGER tasks_count_delete; DROP TRIGGER tasks_count_status; \
+             DROP TABLE task_counts; ALTER TABLE tasks DROP COLUMN traceparent; PRAGMA user_version = 1;",
         )
         .unwrap();
 
     let store = SqliteStore::open(&path).unwrap();
+    let counts = store.count_by_status_and_tool().await.unwrap();
+    assert_eq!(counts, [((mcp_tasks_core::TaskStatus::Working, "report".to_owned()), 3)].into());
     let quota = Quota { max_tasks: Some(2), max_argument_bytes: None };
     match store.create(NewTask { quota: Some(quota), ..alice(3) }).await {
         Err(StoreError::QuotaExceeded { resource: QuotaResource::Tasks, used: 2, .. }) => {}

@@ -112,6 +112,7 @@ impl Inner {
             input_responses: Default::default(),
             idempotency_key: new.idempotency_key,
             fingerprint,
+            trace_parent: new.trace_parent,
         };
         if let Some(key) = &record.idempotency_key {
             self.keys.insert(key_slot(record.principal.as_deref(), key), record.id.clone());
@@ -374,6 +375,15 @@ impl TaskStore for MemoryStore {
         let mut counts: BTreeMap<TaskStatus, u64> = ALL_STATUSES.into_iter().map(|s| (s, 0)).collect();
         for record in inner.tasks.values() {
             *counts.entry(record.status).or_default() += 1;
+        }
+        Ok(counts)
+    }
+
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
+        let inner = self.lock();
+        let mut counts = BTreeMap::new();
+        for record in inner.tasks.values() {
+            *counts.entry((record.status, record.tool.clone())).or_default() += 1;
         }
         Ok(counts)
     }

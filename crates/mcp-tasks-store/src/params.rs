@@ -19,6 +19,9 @@ pub struct NewTask {
     pub principal: Option<String>,
     /// An idempotency key, unique per principal while the task exists.
     pub idempotency_key: Option<String>,
+    /// The W3C `traceparent` its attempts' spans join (see
+    /// [`TaskRecord::trace_parent`]); never changed after creation.
+    pub trace_parent: Option<String>,
     /// Attempt ceiling for this task.
     pub max_attempts: u32,
     /// Creation instant (also `updated_at`).

@@ -104,6 +104,11 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// none).
     async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError>;
 
+    /// How many tasks are in each (status, tool) pair that has any: one
+    /// grouped count (SQLite reads counts its triggers keep; PostgreSQL
+    /// counts its `(tool, status)` index, without reading a task row).
+    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError>;
+
     /// Durations (`terminal_at − created_at`, ms) of the most recent `limit`
     /// completed tasks of `tool`, newest `terminal_at` first: the history a
     /// learned poll hint is drawn from. Rows without `terminal_at` are skipped.

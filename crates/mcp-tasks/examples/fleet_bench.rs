@@ -226,6 +226,7 @@ async fn store_creations() -> f64 {
                     arguments: json!({"n": c * per + i, "payload": "x".repeat(64)}),
                     principal: None,
                     idempotency_key: None,
+                    trace_parent: None,
                     max_attempts: 3,
                     created_at: t,
                     deadline_at: t.plus(Duration::from_secs(1800)),

@@ -106,6 +106,24 @@ async fn serve_on_postgres_completes_a_task_and_leaves_live_leases_alone() {
     );
     assert!(!dir.path().join("unused.db").exists(), "--database-url replaces --db");
 
+    // /metrics: PostgreSQL's group commits (the creation batcher's) and the
+    // tasks by status and tool, the other instance's included.
+    let (status, body) = crate::serve_metrics_cli::http_get(&addr.to_string(), "/metrics");
+    assert!(status.contains(" 200 "), "{status}\n{body}");
+    let commits = crate::serve_metrics_cli::sample(&body, "mcp_tasks_store_commits_total").expect("commits exported");
+    let creates = crate::serve_metrics_cli::sample(&body, "mcp_tasks_store_committed_writes_total").unwrap();
+    assert!(commits >= 1.0 && creates >= commits, "{commits} commits, {creates} creations\n{body}");
+    let tasks = |status: &str| {
+        body.lines()
+            .find(|l| {
+                l.starts_with("mcp_tasks_tasks{")
+                    && l.contains(&format!("status=\"{status}\""))
+                    && l.contains("tool=\"long_running_report\"")
+            })
+            .and_then(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+    };
+    assert_eq!((tasks("completed"), tasks("working")), (Some(1.0), Some(1.0)), "{body}");
+
     // Start-up triage ran before the task above could: the other
     // instance's live lease was not taken.
     let still = seeded.get(&foreign.id).await.unwrap().expect("the foreign task");

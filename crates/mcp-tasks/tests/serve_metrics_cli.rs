@@ -11,7 +11,7 @@ use serde_json::json;
 use serve_support::spawn;
 
 /// A plain HTTP/1.1 GET of `path` on `addr`: status line and body.
-fn http_get(addr: &str, path: &str) -> (String, String) {
+pub(crate) fn http_get(addr: &str, path: &str) -> (String, String) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
@@ -22,7 +22,7 @@ fn http_get(addr: &str, path: &str) -> (String, String) {
 }
 
 /// The value of the sample line that starts with `series ` exactly.
-fn sample(body: &str, series: &str) -> Option<f64> {
+pub(crate) fn sample(body: &str, series: &str) -> Option<f64> {
     body.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 

@@ -28,6 +28,7 @@ fn new_task(tool: &str, created: Timestamp) -> NewTask {
         arguments: json!({"n": 1}),
         principal: None,
         idempotency_key: None,
+        trace_parent: None,
         max_attempts: 3,
         created_at: created,
         deadline_at: created.plus(std::time::Duration::from_secs(1800)),

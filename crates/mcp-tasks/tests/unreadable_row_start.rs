@@ -19,6 +19,7 @@ fn new_task(tool: &str, arguments: serde_json::Value, now: Timestamp) -> NewTask
         arguments,
         principal: None,
         idempotency_key: None,
+        trace_parent: None,
         max_attempts: 3,
         created_at: now,
         deadline_at: now.plus(Duration::from_secs(1800)),

@@ -88,6 +88,7 @@ pub async fn concurrent_creates_with_one_key_agree(store: Arc<dyn TaskStore>) {
             let new = NewTask {
                 principal: Some("alice".into()),
                 idempotency_key: Some("once".into()),
+                trace_parent: None,
                 arguments: json!({ "x": 1 }),
                 ..new_task("report", at(0))
             };

@@ -23,6 +23,7 @@ pub async fn create_get_round_trip(store: &dyn TaskStore) {
         arguments: arguments.clone(),
         principal: Some("alice".into()),
         idempotency_key: Some("key-1".into()),
+        trace_parent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
         max_attempts: 5,
         created_at: at(0),
         deadline_at: at(1800),
@@ -56,6 +57,7 @@ pub async fn create_get_round_trip(store: &dyn TaskStore) {
     assert!(r.input_requests.is_empty() && r.input_responses.is_empty());
     assert_eq!(r.idempotency_key.as_deref(), Some("key-1"));
     assert_eq!(r.fingerprint, call_fingerprint("report", &arguments));
+    assert_eq!(r.trace_parent, new.trace_parent, "the trace context is stored as given");
     assert_eq!(store.get(&new.id).await.expect("get").as_ref(), Some(r), "get must return what create returned");
     assert_eq!(store.get(&TaskId::random()).await.expect("get unknown"), None, "an unknown id reads as None");
 }

@@ -100,6 +100,7 @@ pub async fn run(ops: Vec<Op>, store: &dyn TaskStore) -> Result<(), TestCaseErro
                 let new = NewTask {
                     principal: principal.map(|p| format!("user-{p}")),
                     idempotency_key: key.map(|k| format!("key-{k}")),
+                    trace_parent: None,
                     arguments: json!({ "a": args }),
                     deadline_at: at(secs + 60),
                     ..new_task(TOOLS[tool as usize], at(secs))
@@ -200,6 +201,7 @@ pub async fn run(ops: Vec<Op>, store: &dyn TaskStore) -> Result<(), TestCaseErro
     }
     prop_assert_eq!(memory.list(ListQuery::default()).await, store.list(ListQuery::default()).await);
     prop_assert_eq!(memory.count_by_status().await, store.count_by_status().await);
+    prop_assert_eq!(memory.count_by_status_and_tool().await, store.count_by_status_and_tool().await);
     for tool in TOOLS {
         prop_assert_eq!(memory.recent_durations(tool, 10).await, store.recent_durations(tool, 10).await);
     }

@@ -38,6 +38,30 @@ pub async fn list_filters_and_orders(store: &dyn TaskStore) {
     assert_eq!(full, vec![get(store, &made[4]).await], "list returns whole records");
 }
 
+/// `count_by_status_and_tool` counts each (status, tool) pair present, and
+/// only those.
+pub async fn count_by_status_and_tool_counts_each_pair(store: &dyn TaskStore) {
+    assert!(store.count_by_status_and_tool().await.expect("count").is_empty(), "an empty store has no pairs");
+    let plan = [
+        (TaskStatus::Working, "alpha", 2),
+        (TaskStatus::Completed, "alpha", 1),
+        (TaskStatus::Working, "beta", 1),
+        (TaskStatus::Failed, "beta", 3),
+    ];
+    for (status, tool, n) in plan {
+        for _ in 0..n {
+            let t = create(store, new_task(tool, at(0))).await;
+            if status != TaskStatus::Working {
+                finish(store, &t.id, status, at(1)).await;
+            }
+        }
+    }
+    let counts = store.count_by_status_and_tool().await.expect("count");
+    let expected: std::collections::BTreeMap<_, _> =
+        plan.into_iter().map(|(status, tool, n)| ((status, tool.to_owned()), n)).collect();
+    assert_eq!(counts, expected);
+}
+
 /// `count_by_status` reports every status, zero included.
 pub async fn count_by_status_counts_every_status(store: &dyn TaskStore) {
     let empty = store.count_by_status().await.expect("count_by_status");

@@ -113,6 +113,7 @@ macro_rules! store_conformance_tests {
             dead_letter_lifecycle,
             list_filters_and_orders,
             count_by_status_counts_every_status,
+            count_by_status_and_tool_counts_each_pair,
             recent_durations_newest_first,
             get_visible_checks_the_owner,
             quota_caps_tasks_per_principal,

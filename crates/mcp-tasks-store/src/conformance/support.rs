@@ -25,6 +25,7 @@ pub fn new_task(tool: &str, created: Timestamp) -> NewTask {
         arguments: json!({ "for": tool }),
         principal: None,
         idempotency_key: None,
+        trace_parent: None,
         max_attempts: 3,
         created_at: created,
         deadline_at: created.plus(Duration::from_secs(1800)),

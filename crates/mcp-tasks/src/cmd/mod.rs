@@ -10,6 +10,7 @@ pub(crate) mod inspect;
 pub(crate) mod instant_arg;
 pub(crate) mod listen_addr;
 pub(crate) mod observability;
+pub(crate) mod otlp;
 pub(crate) mod policy_args;
 pub(crate) mod request_state_key;
 pub(crate) mod serve;

@@ -1,5 +1,6 @@
-//! `serve`'s observability flags: the log format, the `/metrics` endpoint
-//! and the per-principal poll limit, and the logging set-up they choose.
+//! `serve`'s observability flags: the log format, the `/metrics` endpoint,
+//! the per-principal poll limit and span export, and the logging set-up
+//! they choose.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -30,15 +31,23 @@ pub(crate) struct ObservabilityArgs {
     /// 429 with Retry-After and JSON-RPC error -32051 (0: no limit).
     #[arg(long, env = "MCP_TASKS_MAX_POLLS_PER_SECOND", value_name = "N", default_value_t = 0)]
     max_polls_per_second: u32,
+    /// Export spans (each task's requests and attempts as one trace) to an
+    /// OpenTelemetry collector over OTLP/HTTP: its base URL
+    /// (http://HOST:4318; spans go to URL/v1/traces). Off by default.
+    #[arg(long, env = "MCP_TASKS_OTLP_ENDPOINT", value_name = "URL", value_parser = super::otlp::parse_endpoint)]
+    pub(crate) otlp_endpoint: Option<String>,
 }
 
 impl ObservabilityArgs {
-    /// Applies the flags to the server being built; `sqlite`, when the store
-    /// is SQLite, reports its group commits at each scrape.
+    /// Applies the flags to the server being built; `sqlite` or `postgres`,
+    /// whichever the store is, reports its group commits at each scrape
+    /// (PostgreSQL's: the creation batcher's commits and the creations they
+    /// carried).
     pub(crate) fn apply(
         &self,
         builder: TaskServerBuilder,
         sqlite: Option<Arc<mcp_tasks_sqlite::SqliteStore>>,
+        postgres: Option<Arc<mcp_tasks_postgres::PostgresStore>>,
     ) -> TaskServerBuilder {
         let mut builder =
             builder.metrics_endpoint(!self.no_metrics).max_polls_per_second(NonZeroU32::new(self.max_polls_per_second));
@@ -46,6 +55,12 @@ impl ObservabilityArgs {
             builder = builder.metrics_collector(move |metrics| {
                 let stats = sqlite.write_stats();
                 metrics.group_commits(stats.commits, stats.writes);
+            });
+        }
+        if let Some(postgres) = postgres {
+            builder = builder.metrics_collector(move |metrics| {
+                let stats = postgres.create_stats();
+                metrics.group_commits(stats.commits, stats.creates);
             });
         }
         builder
@@ -56,14 +71,29 @@ impl ObservabilityArgs {
 /// command's and the server's start-up info and the runtime's (what happened
 /// to the work), else warnings, but only errors from rmcp, which logs every
 /// error answer (each client mistake, with its request id) as a warning.
-pub(crate) fn init_logging(format: LogFormat) {
-    use tracing_subscriber::EnvFilter;
+///
+/// With `otlp` (a traces URL) spans are also exported, through a layer with
+/// a filter of its own, so the log filter neither hides spans from it nor
+/// shows them in log lines; the returned exporter must be shut down at the
+/// end to send the last ones. `instance` names this process in them.
+pub(crate) fn init_logging(
+    format: LogFormat,
+    otlp: Option<&str>,
+    instance: &str,
+) -> anyhow::Result<Option<super::otlp::OtlpExport>> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new("warn,rmcp=error,mcp_tasks::cmd::serve=info,mcp_tasks_server::serve=info,mcp_tasks_runtime=info")
     });
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init(),
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let lines = match format {
+        LogFormat::Json => lines.json().boxed(),
+        LogFormat::Text => lines.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).boxed(),
     };
+    let export = otlp.map(|url| super::otlp::OtlpExport::start(url, instance)).transpose()?;
+    let spans = export.as_ref().map(|e| e.layer());
+    let _ = tracing_subscriber::registry().with(lines.with_filter(filter)).with(spans).try_init();
+    Ok(export)
 }

@@ -111,7 +111,13 @@ pub(crate) struct Args {
 
 /// Runs `mcp-tasks serve`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::observability::init_logging(args.observability.log_format);
+    // Names this process in exported spans (OpenTelemetry's service.instance.id).
+    let instance = uuid::Uuid::new_v4().to_string();
+    let spans = super::observability::init_logging(
+        args.observability.log_format,
+        args.observability.otlp_endpoint.as_deref(),
+        &instance,
+    )?;
     let policy = args.policy.policy()?;
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
@@ -128,6 +134,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // (sampled, offset kept), so instances with skewed clocks agree on
     // when a lease or a leader's term lapses.
     let mut clock: Option<Arc<dyn Clock>> = None;
+    let mut postgres = None;
     let (store, sqlite, single_node, location): (
         Arc<dyn TaskStore>,
         Option<Arc<mcp_tasks_sqlite::SqliteStore>>,
@@ -145,7 +152,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 if database_clock.database_is_ahead() { "ahead of" } else { "behind" }
             );
             clock = Some(database_clock);
-            (Arc::new(store), None, false, location)
+            let store = Arc::new(store);
+            postgres = Some(store.clone());
+            (store, None, false, location)
         }
         None if args.in_memory => {
             (Arc::new(mcp_tasks_store::MemoryStore::new()), None, true, "memory (nothing durable)".to_owned())
@@ -199,7 +208,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.allowed_origins.is_empty() {
         builder = builder.allowed_origins(args.allowed_origins.clone());
     }
-    builder = args.observability.apply(builder, sqlite.clone());
+    builder = args.observability.apply(builder, sqlite.clone(), postgres);
     let server = builder.build()?;
     let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
     tracing::info!(
@@ -207,6 +216,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         listener.local_addr()?,
         sets.join(",")
     );
+    if let Some(url) = &args.observability.otlp_endpoint {
+        tracing::info!("exporting spans to {url} (service.instance.id {instance})");
+    }
     server.serve(listener, shutdown_signal()).await?;
     // The runtime has stopped: fold the WAL into the .db file, so a copy of
     // that file alone (a backup by stopping and copying) holds every task.
@@ -218,6 +230,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.db.display()
             ),
         }
+    }
+    if let Some(spans) = spans {
+        // Blocks until the last batch is sent (or the timeout): off the async workers.
+        let _ = tokio::task::spawn_blocking(move || spans.shutdown()).await;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,18 +55,24 @@ impl Server {
 /// Starts `mcp-tasks serve --tools demo,conformance` on `db` and waits for
 /// the line saying where it listens.
 pub fn spawn(db: &Path, listen: &str, extra: &[&str]) -> Server {
-    launch(db, listen, extra, Some("warn,mcp_tasks::cmd::serve=info"))
+    launch(db, listen, extra, Some("warn,mcp_tasks::cmd::serve=info"), &[])
+}
+
+/// [`spawn`] with extra environment variables.
+pub fn spawn_with_env(db: &Path, listen: &str, extra: &[&str], env: &[(&str, &str)]) -> Server {
+    launch(db, listen, extra, Some("warn,mcp_tasks::cmd::serve=info"), env)
 }
 
 /// [`spawn`] with the server's default log filter (no `RUST_LOG`): what an
 /// operator sees.
 pub fn spawn_logged(db: &Path, listen: &str, extra: &[&str]) -> Server {
-    launch(db, listen, extra, None)
+    launch(db, listen, extra, None, &[])
 }
 
-fn launch(db: &Path, listen: &str, extra: &[&str], rust_log: Option<&str>) -> Server {
+fn launch(db: &Path, listen: &str, extra: &[&str], rust_log: Option<&str>, env: &[(&str, &str)]) -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));
     command.args(["serve", "--tools", "demo,conformance", "--listen", listen]).arg("--db").arg(db).args(extra);
+    command.envs(env.iter().copied());
     match rust_log {
         Some(filter) => command.env("RUST_LOG", filter),
         None => command.env_remove("RUST_LOG"),

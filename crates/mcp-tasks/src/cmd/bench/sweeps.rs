@@ -62,6 +62,7 @@ async fn seed(store: &Arc<dyn TaskStore>, count: u64, overdue: bool) -> anyhow::
                         arguments: json!({"ms": 3_600_000}),
                         principal: None,
                         idempotency_key: None,
+                        trace_parent: None,
                         max_attempts: 3,
                         created_at,
                         deadline_at,

@@ -1,0 +1,19 @@
+//! The span of a task method's request, a child of the trace context the
+//! client put in `_meta` (`traceparent`, `tracestate`: MCP's convention for
+//! W3C trace context). A malformed one is ignored, never an error.
+
+use mcp_tasks_runtime::trace_context::{self, TRACEPARENT, TRACESTATE};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+
+/// The client's `_meta.traceparent`, when it is a string.
+pub(crate) fn client_traceparent(cx: &RequestContext<RoleServer>) -> Option<&str> {
+    cx.meta.get(TRACEPARENT).and_then(Value::as_str)
+}
+
+/// The span `method`'s request runs in: a child of the client's trace when
+/// it sent a valid one in `_meta`, else the root of a new trace.
+pub(crate) fn request_span(method: &'static str, cx: &RequestContext<RoleServer>) -> tracing::Span {
+    let tracestate = cx.meta.get(TRACESTATE).and_then(Value::as_str);
+    trace_context::request_span(method, client_traceparent(cx), tracestate)
+}
