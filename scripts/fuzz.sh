@@ -33,7 +33,7 @@ export RUSTC_BOOTSTRAP=1
 flags=(-O -a -s none)
 start=$(date +%s)
 cargo fuzz build "${flags[@]}"
-echo "fuzz: built ${#targets[@]} targets in $(( $(date +%s) - start )) s"
+echo "fuzz: built the targets in $(( $(date +%s) - start )) s"
 for target in "${targets[@]}"; do
   found="target/corpus/$target"
   mkdir -p "$found"

@@ -42,10 +42,11 @@ fuzz_target!(|body: &[u8]| {
             // What the check lets through for the methods it types, rmcp must
             // parse too: else rmcp would answer a well-typed request wrongly.
             let typed = method.is_some_and(|m| TASK_METHODS.contains(&m) || m == "tools/call");
-            if typed && !checked.id.is_null() {
-                if let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(body) {
-                    panic!("the check accepts it, rmcp does not: {e}");
-                }
+            if typed
+                && !checked.id.is_null()
+                && let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(body)
+            {
+                panic!("the check accepts it, rmcp does not: {e}");
             }
         }
         Err(refusal) => {
