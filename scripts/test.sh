@@ -7,7 +7,9 @@
 # every warning an error (broken links included). Then every crate's tests
 # (unit, property, doc, conformance of every store, end-to-end over loopback
 # HTTP, crash/restart on real processes), then the official MCP conformance
-# suite against `mcp-tasks serve --tools conformance`.
+# suite against `mcp-tasks serve --tools conformance`. Last, under CI
+# (CI=true) or when asked (`scripts/test.sh --fuzz`), the fuzz targets for
+# FUZZ_SECONDS (30) each (scripts/fuzz.sh; it needs cargo-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +25,6 @@ RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --all-features --locked
 
 cargo test --workspace --locked
 scripts/conformance.sh
+if [ "${CI:-}" = true ] || [ "${1:-}" = --fuzz ]; then
+  scripts/fuzz.sh
+fi

@@ -54,7 +54,9 @@ impl HintPolicy {
     /// ```
     pub fn hint_for(&self, expected: Option<Duration>) -> Duration {
         let raw = match expected {
-            Some(e) => Duration::from_secs_f64((e.as_secs_f64() * self.fraction).max(0.0)),
+            // Saturating: a long duration times a large fraction must not overflow
+            // (from_secs_f64 would panic); the clamp below caps it at `max`.
+            Some(e) => Duration::try_from_secs_f64((e.as_secs_f64() * self.fraction).max(0.0)).unwrap_or(Duration::MAX),
             None => self.unknown,
         };
         raw.clamp(self.min, self.max.max(self.min))
@@ -80,8 +82,13 @@ impl HintPolicy {
         if self.max > limit || self.unknown > limit {
             return Err(format!(
                 "poll_hint.max ({:?}) and poll_hint.unknown ({:?}) must fit in half the orphan window ({:?}): \
-                 a client honouring the hint would be reaped as an orphan",
-                self.max, self.unknown, orphan_window
+                 a client honouring the hint would be reaped as an orphan; lower them to {:?} or less, \
+                 or widen the orphan window to at least {:?}",
+                self.max,
+                self.unknown,
+                orphan_window,
+                limit,
+                self.max.max(self.unknown).saturating_mul(2)
             ));
         }
         Ok(())
@@ -120,6 +127,13 @@ mod tests {
         assert!(p.validate(Duration::from_secs(900)).is_ok());
         let err = p.validate(Duration::from_secs(100)).unwrap_err();
         assert!(err.contains("orphan window"), "{err}");
+    }
+
+    #[test]
+    fn a_huge_fraction_saturates_at_the_ceiling_instead_of_panicking() {
+        let p = HintPolicy { fraction: 1e300, ..HintPolicy::default() };
+        assert!(p.validate(Duration::from_secs(900)).is_ok());
+        assert_eq!(p.hint_for(Some(Duration::from_secs(1))), p.max);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 pub mod cancel;
 pub mod classify;
+pub mod config_check;
 pub mod follow;
 pub mod hint;
 pub mod input;
@@ -34,6 +35,7 @@ pub mod triage;
 
 pub use cancel::{CancelDecision, decide_cancel};
 pub use classify::{Classifier, ClassifierConfig, Failure, FailureClass};
+pub use config_check::{ClientExpectations, Finding, Severity, check_config};
 pub use follow::{Follow, FollowConfig, FollowStep, GiveUp};
 pub use hint::HintPolicy;
 pub use input::{AskDecision, merge_answers};

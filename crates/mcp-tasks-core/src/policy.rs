@@ -98,28 +98,44 @@ impl Policy {
     }
 
     /// Checks every part and how they fit; the message names the setting.
+    /// The first of [`problems`](Self::problems), if any.
     pub fn validate(&self) -> Result<(), String> {
-        self.retry.validate()?;
-        self.retention.validate()?;
-        self.poll_hint.validate(self.retention.orphan_after)?;
+        match self.problems().into_iter().next() {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// Every rule this policy breaks, one message each, naming the setting,
+    /// the numbers and what to change (empty when it is valid). A part's own
+    /// checks (retry, retention, poll hint) report their first problem.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        problems.extend(self.retry.validate().err());
+        problems.extend(self.retention.validate().err());
+        problems.extend(self.poll_hint.validate(self.retention.orphan_after).err());
         if self.reaper_interval.is_zero() || self.reaper_interval > self.largest_reaper_interval() {
-            return Err(format!(
-                "reaper_interval ({:?}) must be positive and at most a {}th of the shortest window it enforces ({:?})",
+            problems.push(format!(
+                "reaper_interval ({:?}) must be positive and at most a {}th of the shortest window it enforces ({:?}): \
+                 set it to {:?} or less",
                 self.reaper_interval,
                 SWEEPS_PER_WINDOW,
-                self.shortest_window()
+                self.shortest_window(),
+                self.largest_reaper_interval()
             ));
         }
         if self.lease_duration < Duration::from_millis(100) {
-            return Err(format!("lease_duration ({:?}) must be at least 100ms", self.lease_duration));
+            problems.push(format!("lease_duration ({:?}) must be at least 100ms", self.lease_duration));
         }
         if self.poll_flush_interval > self.largest_poll_flush_interval() {
-            return Err(format!(
-                "poll_flush_interval ({:?}) must be well under the orphan window ({:?})",
-                self.poll_flush_interval, self.retention.orphan_after
+            problems.push(format!(
+                "poll_flush_interval ({:?}) must be well under the orphan window ({:?}): set it to {:?} or less",
+                self.poll_flush_interval,
+                self.retention.orphan_after,
+                self.largest_poll_flush_interval()
             ));
         }
-        Ok(())
+        problems
     }
 }
 

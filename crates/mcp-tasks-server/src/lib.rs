@@ -75,7 +75,6 @@ mod custom_handler;
 pub mod durable;
 mod durable_handler;
 pub mod elicit;
-pub mod envelope;
 mod errors;
 pub mod fd_limit;
 pub mod guard;
@@ -104,6 +103,8 @@ pub use elicit::{Elicit, Elicited};
 pub use errors::QUOTA_EXCEEDED;
 pub use inline::{InlineCall, InlineTool};
 pub use limits::ConnectionLimits;
+/// The request check the guard runs (in `mcp-tasks-wire`, so it can be fuzzed without a server).
+pub use mcp_tasks_wire::envelope;
 pub use metrics::ServerMetrics;
 pub use rate_limit::POLL_RATE_LIMITED;
 pub use request_state::{RequestStateError, RequestStateSeal};

@@ -6,6 +6,11 @@
 //! The core has no MCP wire types, so this small crate sits between it and
 //! rmcp; the server writes with it and the client reads with it.
 //!
+//! [`envelope`] is what a request body must be for the server to take it
+//! (a JSON-RPC message with well-typed params for the tasks methods and
+//! `tools/call`): the server's guard runs it, and it lives here, beside
+//! nothing but rmcp's types, so it can be fuzzed without a server (`fuzz/`).
+//!
 //! ```
 //! use mcp_tasks_core::TaskStatus;
 //! use mcp_tasks_wire::{core_status, orphan_window_meta, orphan_window_ms, wire_status};
@@ -13,6 +18,8 @@
 //! assert_eq!(core_status(wire_status(TaskStatus::InputRequired)), TaskStatus::InputRequired);
 //! assert_eq!(orphan_window_ms(Some(&orphan_window_meta(900_000))), Some(900_000));
 //! ```
+
+pub mod envelope;
 
 use mcp_tasks_core::{ServerHints, TaskStatus};
 use rmcp::model::{JsonObject, MetaObject, ServerCapabilities, Task, TaskStatus as WireStatus};

@@ -33,6 +33,8 @@ enum Command {
     Backup(cmd::backup::Args),
     /// Measure a server over loopback HTTP beside rmcp's in-memory peer (see BENCHMARKS.md).
     Bench(cmd::bench::Args),
+    /// Check a configuration against the paper's invariants (serve's policy flags, plus what clients do).
+    Check(cmd::check::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
             Command::Dlq(args) => cmd::dlq::run(args).await,
             Command::Backup(args) => cmd::backup::run(args).await,
             Command::Bench(args) => cmd::bench::run(args).await,
+            Command::Check(args) => cmd::check::run(args).await,
         }
     });
     match outcome {

@@ -10,6 +10,7 @@ mod bench_cli;
 mod call_cli;
 mod call_errors_cli;
 mod call_terminal;
+mod check_cli;
 mod clean_stop_checkpoint;
 mod cut_answer_resent;
 mod deleted_db;

@@ -4,6 +4,7 @@
 pub(crate) mod backup;
 pub(crate) mod bench;
 pub(crate) mod call;
+pub(crate) mod check;
 pub(crate) mod config_file;
 pub(crate) mod dlq;
 pub(crate) mod inspect;

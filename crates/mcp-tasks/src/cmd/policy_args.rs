@@ -41,6 +41,14 @@ pub(crate) struct PolicyArgs {
 impl PolicyArgs {
     /// The policy: defaults, then the config file, then flags; validated.
     pub(crate) fn policy(&self) -> anyhow::Result<Policy> {
+        let p = self.unchecked_policy()?;
+        p.validate().map_err(|problem| anyhow::anyhow!("invalid policy: {problem}"))?;
+        Ok(p)
+    }
+
+    /// The policy: defaults, then the config file, then flags; not validated
+    /// (for `check`, which reports every problem rather than the first).
+    pub(crate) fn unchecked_policy(&self) -> anyhow::Result<Policy> {
         let mut p = match &self.config {
             Some(path) => load_policy(path)?,
             None => Policy::default(),
@@ -68,7 +76,6 @@ impl PolicyArgs {
         if let Some(d) = self.reaper_interval {
             p.reaper_interval = d;
         }
-        p.validate().map_err(|problem| anyhow::anyhow!("invalid policy: {problem}"))?;
         Ok(p)
     }
 }

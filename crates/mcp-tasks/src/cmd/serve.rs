@@ -44,6 +44,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
+    clients: super::check::ClientArgs,
+    #[command(flatten)]
     observability: super::observability::ObservabilityArgs,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "MCP_TASKS_MAX_BODY_BYTES", default_value_t = mcp_tasks_server::builder::DEFAULT_MAX_BODY_BYTES)]
@@ -118,7 +120,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.observability.otlp_endpoint.as_deref(),
         &instance,
     )?;
-    let policy = args.policy.policy()?;
+    // The same check as `mcp-tasks check`: an error refuses to start, before anything is bound or opened.
+    let policy = super::check::checked_policy(&args.policy, &args.clients)?;
     // Read before the database is opened: a bad tokens file leaves no new file behind.
     let tokens = args.auth_tokens.as_deref().map(load_tokens).transpose()?;
     let request_state_key = args.request_state_key_file.as_deref().map(load_request_state_key).transpose()?;

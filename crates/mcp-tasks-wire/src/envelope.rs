@@ -1,7 +1,10 @@
-//! Checking a request body is a JSON-RPC message, parsing it once and
-//! without building a tree of its contents: the top-level members stay
-//! borrowed slices of the body ([`RawValue`]), so a 1 MiB `arguments` is
-//! validated but never copied. rmcp parses the body itself afterwards.
+//! Checking a request body is a JSON-RPC message without building a tree
+//! of its contents: one pass reads every value as rmcp will (numbers
+//! included: one beyond the range of an `f64` is refused here, as rmcp
+//! would refuse it with a bare HTTP 415), keeping nothing; another keeps the
+//! top-level members as borrowed slices of the body ([`RawValue`]), so a
+//! 1 MiB `arguments` is validated but never copied. rmcp parses the body
+//! itself afterwards.
 
 use std::collections::HashMap;
 
@@ -43,10 +46,106 @@ pub const INVALID_PARAMS: i64 = -32602;
 
 type Members<'a> = HashMap<String, &'a RawValue>;
 
+/// Any JSON value read as rmcp reads it (every number as a number), kept
+/// nowhere. (The fuzz target `jsonrpc_request` found the number rmcp
+/// could not read that the member pass let through.)
+struct Readable;
+
+impl<'de> serde::Deserialize<'de> for Readable {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ReadableVisitor)
+    }
+}
+
+struct ReadableVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ReadableVisitor {
+    type Value = Readable;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_unit<E>(self) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
+        while seq.next_element::<Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Readable, M::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+}
+
+/// An object's members in order, duplicates kept, so that the check can
+/// refuse them: JSON leaves a repeated name's meaning open and rmcp refuses
+/// the message, so accepting it would hand rmcp a request it answers with a
+/// generic error. (Found by the `jsonrpc_request` fuzz target.)
+struct MemberList<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for MemberList<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = MemberList<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, &'a RawValue>()? {
+                    members.push(member);
+                }
+                Ok(MemberList(members))
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+impl<'a> MemberList<'a> {
+    /// The members by name, or the first name that appears twice.
+    fn unique(self) -> Result<Members<'a>, String> {
+        let mut members = Members::with_capacity(self.0.len());
+        for (name, value) in self.0 {
+            if members.contains_key(&name) {
+                return Err(name);
+            }
+            members.insert(name, value);
+        }
+        Ok(members)
+    }
+}
+
 /// Checks `body` is one JSON-RPC message with a valid envelope and, for the
 /// methods this server implements, well-typed params.
 pub fn check(body: &[u8]) -> Result<Checked, Refusal> {
-    let members: Members<'_> = serde_json::from_slice(body).map_err(|e| match e.classify() {
+    if let Err(e) = serde_json::from_slice::<Readable>(body)
+        && e.classify() != serde_json::error::Category::Data
+    {
+        return Err(Refusal {
+            code: PARSE_ERROR,
+            message: format!("parse error: body is not JSON this server can read: {e}"),
+            id: Value::Null,
+            method: None,
+        });
+    }
+    let members: MemberList<'_> = serde_json::from_slice(body).map_err(|e| match e.classify() {
         serde_json::error::Category::Data => invalid(Value::Null, "a JSON-RPC message must be a JSON object".to_owned()),
         _ => Refusal {
             code: PARSE_ERROR,
@@ -55,6 +154,8 @@ pub fn check(body: &[u8]) -> Result<Checked, Refusal> {
             method: None,
         },
     })?;
+    let members =
+        members.unique().map_err(|name| invalid(Value::Null, format!("member {name:?} appears more than once")))?;
     let id = match members.get("id") {
         None => None,
         Some(raw) => Some(request_id(raw).ok_or_else(|| {
@@ -142,7 +243,10 @@ fn task_params<T: serde::de::DeserializeOwned>(
 /// right type.
 fn call_params(params: Option<&RawValue>) -> Result<(), String> {
     let params = params.filter(|p| p.get() != "null").ok_or_else(|| "params are missing".to_owned())?;
-    let mut members: Members<'_> = serde_json::from_str(params.get()).map_err(|e| e.to_string())?;
+    let mut members = serde_json::from_str::<MemberList<'_>>(params.get())
+        .map_err(|e| e.to_string())?
+        .unique()
+        .map_err(|name| format!("member {name:?} appears more than once"))?;
     if let Some(arguments) = members.remove("arguments")
         && !matches!(arguments.get().as_bytes().first(), Some(b'{' | b'n'))
     {
@@ -216,6 +320,28 @@ mod tests {
         assert_eq!(code, INVALID_PARAMS);
         assert!(message.contains("arguments") && message.contains("array"), "{message}");
         assert_eq!(refused(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#).0, INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_number_rmcp_cannot_read_is_a_parse_error() {
+        let body = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","arguments":{"n":1e999}}}"#;
+        let (code, message) = refused(body);
+        assert_eq!(code, PARSE_ERROR);
+        assert!(message.contains("number out of range"), "{message}");
+        assert!(
+            check(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","arguments":{"n":1e308}}}"#)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_repeated_member_is_refused_naming_it() {
+        let (code, message) = refused(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","id":5}"#);
+        assert_eq!(code, INVALID_REQUEST);
+        assert!(message.contains("\"id\" appears more than once"), "{message}");
+        let r = check(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","name":"b"}}"#).unwrap_err();
+        assert_eq!((r.code, r.id), (INVALID_PARAMS, Value::from(4)));
+        assert!(r.message.contains("\"name\" appears more than once"), "{}", r.message);
     }
 
     #[test]
