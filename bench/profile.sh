@@ -78,7 +78,7 @@ requests=$((creations + gets))
     callgrind_annotate "$out/callgrind.out" 2>/dev/null | sed -n '/file:function/,$p' | head -45
     echo "== inclusive, this project's code and SQLite =="
     callgrind_annotate --inclusive=yes "$out/callgrind.out" 2>/dev/null | grep -E 'crates/|sqlite3|rusqlite' | head -60
-} >"$out/annotate.txt"
+} >"$out/annotate.txt" || true  # head closes the pipes early
 echo "scenario $scenario, count $count, stored $stored: $creations creations + $gets gets = $requests requests"
 echo "instructions: $total total, $((total / requests)) per request, $((total / count)) per $( [[ $scenario == e2e ]] && echo task || echo request )"
 echo "top functions: $out/annotate.txt"
