@@ -14,6 +14,8 @@
 mod file_watch;
 mod open;
 mod options;
+#[cfg(test)]
+mod plan_stability;
 mod quarantine;
 #[cfg(test)]
 mod query_plans;

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcp_tasks_store::StoreError;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::schema::{APPLICATION_ID, MIGRATIONS, latest_version};
@@ -40,6 +41,7 @@ pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connect
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
     conn.busy_timeout(busy_timeout).map_err(|e| open_error(path, e.to_string()))?;
+    stable_plans(&conn, path)?;
     let version = check_ours(&conn, path)?;
     let mode: String =
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)).map_err(|e| read_error(path, e))?;
@@ -58,7 +60,21 @@ pub(crate) fn open_reader(path: &Path, busy_timeout: Duration) -> Result<Connect
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
     conn.busy_timeout(busy_timeout).map_err(|e| open_error(path, e.to_string()))?;
+    stable_plans(&conn, path)?;
     Ok(conn)
+}
+
+/// Turns on SQLite's query planner stability guarantee. The bundled SQLite
+/// is built with `SQLITE_ENABLE_STAT4`, under which a bound value that could
+/// change a plan (the claim's `run_at <= ?` and `LIMIT ?`, a sweep's instant)
+/// makes every new binding re-prepare the cached statement: profiles showed
+/// re-preparing the claim was most of the server's work. With the guarantee
+/// a statement keeps the plan it was prepared with; every plan here is fixed
+/// by its partial index anyway (see `query_plans.rs`).
+fn stable_plans(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(|e| open_error(path, format!("cannot enable the query planner stability guarantee: {e}")))?;
+    Ok(())
 }
 
 /// The schema version of an mcp-tasks file (0 for an empty file), or why

@@ -61,33 +61,31 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
             .unwrap_or_default();
         quota.admit(new.principal.as_deref(), tasks.max(0) as u64, bytes.max(0) as u64, argument_bytes(&new.arguments))?;
     }
-    let sql = format!(
-        "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, max_attempts, \
-           created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint, traceparent) \
-         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{{}}', '{{}}', ?10, ?11, ?12) \
-         RETURNING {TASK_COLUMNS}"
-    );
-    let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
-    let inserted = stmt
-        .query(params![
-            new.id.as_str(),
-            new.tool,
-            to_json(&new.arguments),
-            new.principal,
-            new.status_message,
-            new.max_attempts,
-            new.created_at.as_millis(),
-            new.deadline_at.as_millis(),
-            new.run_at.as_millis(),
-            new.idempotency_key,
-            fingerprint,
-            new.trace_parent,
-        ])
-        .and_then(|mut rows| Ok(rows.next()?.map(task_from_row)));
+    // The statement is the same text every time, so the cache prepares it once.
+    const INSERT: &str = "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
+           max_attempts, created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
+           input_responses, idempotency_key, fingerprint) \
+         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11)";
+    let mut stmt = conn.prepare_cached(INSERT).map_err(unavailable)?;
+    let inserted = stmt.execute(params![
+        new.id.as_str(),
+        new.tool,
+        to_json(&new.arguments),
+        new.principal,
+        new.status_message,
+        new.max_attempts,
+        new.created_at.as_millis(),
+        new.deadline_at.as_millis(),
+        new.run_at.as_millis(),
+        new.idempotency_key,
+        fingerprint,
+        new.trace_parent,
+    ]);
     match inserted {
-        Ok(Some(record)) => Ok(Created { record: record?, created: true }),
-        Ok(None) => Err(StoreError::Unavailable(format!("insert of task {} returned no row", new.id))),
+        // The row holds exactly what `into_record` builds: answering with it
+        // spares reading the row back and decoding its JSON again.
+        Ok(1) => Ok(Created { record: new.into_record(fingerprint), created: true }),
+        Ok(n) => Err(StoreError::Unavailable(format!("insert of task {} wrote {n} rows", new.id))),
         Err(e) if is_primary_key_error(&e) => Err(StoreError::DuplicateId(new.id)),
         Err(e) => Err(unavailable(e)),
     }

@@ -87,33 +87,7 @@ impl Inner {
         let usage = self.usage.entry(slot).or_default();
         usage.0 += 1;
         usage.1 += bytes;
-        let record = TaskRecord {
-            id: new.id,
-            version: 1,
-            tool: new.tool,
-            arguments: new.arguments,
-            principal: new.principal,
-            status: TaskStatus::Working,
-            status_message: new.status_message,
-            attempt: 1,
-            max_attempts: new.max_attempts,
-            created_at: new.created_at,
-            updated_at: new.created_at,
-            deadline_at: new.deadline_at,
-            run_at: Some(new.run_at),
-            lease: None,
-            last_polled_at: None,
-            cancel_requested: false,
-            terminal_at: None,
-            expires_at: None,
-            result: None,
-            error: None,
-            input_requests: Default::default(),
-            input_responses: Default::default(),
-            idempotency_key: new.idempotency_key,
-            fingerprint,
-            trace_parent: new.trace_parent,
-        };
+        let record = new.into_record(fingerprint);
         if let Some(key) = &record.idempotency_key {
             self.keys.insert(key_slot(record.principal.as_deref(), key), record.id.clone());
         }

@@ -37,6 +37,44 @@ pub struct NewTask {
     pub quota: Option<Quota>,
 }
 
+impl NewTask {
+    /// The row every store first writes for this task: `working`, attempt 1,
+    /// version 1, due at `run_at`, unleased, unpolled, nothing asked or
+    /// answered. `fingerprint` is [`call_fingerprint`](mcp_tasks_core::call_fingerprint)
+    /// of its tool and arguments (the caller computed it for the idempotency
+    /// check). A store answers a creation with it rather than reading the
+    /// row back: the insert wrote exactly this.
+    pub fn into_record(self, fingerprint: String) -> TaskRecord {
+        TaskRecord {
+            id: self.id,
+            version: 1,
+            tool: self.tool,
+            arguments: self.arguments,
+            principal: self.principal,
+            status: TaskStatus::Working,
+            status_message: self.status_message,
+            attempt: 1,
+            max_attempts: self.max_attempts,
+            created_at: self.created_at,
+            updated_at: self.created_at,
+            deadline_at: self.deadline_at,
+            run_at: Some(self.run_at),
+            lease: None,
+            last_polled_at: None,
+            cancel_requested: false,
+            terminal_at: None,
+            expires_at: None,
+            result: None,
+            error: None,
+            input_requests: InputRequests::new(),
+            input_responses: InputResponses::new(),
+            idempotency_key: self.idempotency_key,
+            fingerprint,
+            trace_parent: self.trace_parent,
+        }
+    }
+}
+
 /// The most one principal may hold in a store at once, counting every row
 /// it owns, live or retained (a row stops counting when it is deleted, i.e.
 /// when it expires). The anonymous principal is one principal: every caller

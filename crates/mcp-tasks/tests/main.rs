@@ -12,6 +12,7 @@ mod call_errors_cli;
 mod call_terminal;
 mod check_cli;
 mod clean_stop_checkpoint;
+mod concurrency_flag;
 mod cut_answer_resent;
 mod deleted_db;
 mod fleet_cross_instance;

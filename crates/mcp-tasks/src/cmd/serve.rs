@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mcp_tasks_core::{Clock, SystemClock};
-use mcp_tasks_runtime::DEFAULT_QUOTA;
+use mcp_tasks_runtime::{DEFAULT_CONCURRENCY, DEFAULT_QUOTA};
 use mcp_tasks_server::tools::ToolSet;
 use mcp_tasks_server::{TaskServer, builder::MCP_PATH};
 use mcp_tasks_store::{Quota, TaskStore};
@@ -72,6 +72,11 @@ pub(crate) struct Args {
     /// one process always leads).
     #[arg(long, env = "MCP_TASKS_LEADER_LEASE", value_parser = parse_duration, default_value = "15s")]
     leader_lease: Duration,
+    /// Tasks the executor runs at once (at least 1); a task waiting for
+    /// input holds no slot.
+    #[arg(long, env = "MCP_TASKS_CONCURRENCY", value_name = "N", value_parser = parse_concurrency,
+          default_value_t = DEFAULT_CONCURRENCY)]
+    concurrency: usize,
     /// How long running tasks get to finish at shutdown before they are
     /// released for the next start to resume.
     #[arg(long, env = "MCP_TASKS_SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "10s")]
@@ -190,8 +195,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_tasks: limit(args.max_tasks_per_principal),
         max_argument_bytes: limit(args.max_argument_bytes_per_principal),
     };
-    let leader_lease = args.leader_lease;
-    builder = builder.runtime(|r| r.quota(quota).leader_lease(leader_lease));
+    let (leader_lease, concurrency) = (args.leader_lease, args.concurrency);
+    builder = builder.runtime(|r| r.quota(quota).leader_lease(leader_lease).concurrency(concurrency));
     let mut sets: Vec<ToolSet> = Vec::new();
     for set in &args.tools {
         if !sets.contains(set) {
@@ -239,6 +244,15 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = tokio::task::spawn_blocking(move || spans.shutdown()).await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--concurrency`: a whole number of executor slots, at least one.
+fn parse_concurrency(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (0 slots would never run a task)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{text:?} is not a whole number of tasks: {e}")),
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.
