@@ -64,8 +64,8 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
     // The statement is the same text every time, so the cache prepares it once.
     const INSERT: &str = "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
            max_attempts, created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint) \
-         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11)";
+           input_responses, idempotency_key, fingerprint, traceparent) \
+         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11, ?12)";
     let mut stmt = conn.prepare_cached(INSERT).map_err(unavailable)?;
     let inserted = stmt.execute(params![
         new.id.as_str(),
