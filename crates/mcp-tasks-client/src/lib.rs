@@ -40,7 +40,7 @@ pub use failure::TransportFailure;
 pub use input::{DeclineAll, FnResponder, InputPrompt, InputResponder, elicit_accept, elicit_cancel, elicit_decline};
 pub use ledger::InputLedger;
 pub use mcp_tasks_core::follow::DEFAULT_GIVE_UP_AFTER;
-pub use mcp_tasks_wire::IDEMPOTENCY_KEY_META_KEY;
+pub use mcp_tasks_wire::{IDEMPOTENCY_KEY_META_KEY, TASK_SUPPORT_META_KEY, TaskSupport};
 pub use mcp_tasks_wire::core_status;
 pub use outcome::TaskOutcome;
 pub use pacer::{ORPHAN_WINDOW_META_KEY, PacingMode, PollPacer, ServerHints, server_hints};

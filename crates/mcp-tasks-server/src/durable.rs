@@ -15,6 +15,7 @@ use mcp_tasks_runtime::{
     CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
 };
 use mcp_tasks_store::TaskStore;
+use mcp_tasks_wire::TaskSupport;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
@@ -251,7 +252,14 @@ pub(crate) fn definition_of(spec: &ToolSpec) -> Result<Tool, ServerError> {
             });
         }
     };
-    Ok(Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema)))
+    let mut tool = Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    // Listed with its task support, so a client (and `mcp-tasks tools`) can tell.
+    let support = match spec.execution {
+        Execution::TaskRequired => TaskSupport::Required,
+        Execution::TaskOptional => TaskSupport::Optional,
+    };
+    support.mark(&mut tool);
+    Ok(tool)
 }
 
 impl DurableTasks {

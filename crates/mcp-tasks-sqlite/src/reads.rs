@@ -148,14 +148,13 @@ pub(crate) fn prefix_upper_bound(prefix: &str) -> String {
     format!("{prefix}{}", char::MAX)
 }
 
+/// A task's ended attempts, oldest first (`?1` the task).
+pub(crate) const ATTEMPTS_SQL: &str = "SELECT attempt, started_at, ended_at, owner, outcome, class, error, message \
+     FROM task_attempts WHERE task_id = ?1 ORDER BY seq";
+
 /// A task's ended attempts, oldest first.
 pub(crate) fn attempts(conn: &Connection, task: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT attempt, started_at, ended_at, owner, outcome, class, error, message \
-             FROM task_attempts WHERE task_id = ?1 ORDER BY seq",
-        )
-        .map_err(unavailable)?;
+    let mut stmt = conn.prepare_cached(ATTEMPTS_SQL).map_err(unavailable)?;
     let mut rows = stmt.query([task.as_str()]).map_err(unavailable)?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(unavailable)? {
@@ -208,6 +207,7 @@ pub(crate) fn list_dead_letters(conn: &Connection, query: DeadLetterQuery) -> Re
         "SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters \
          WHERE (?1 IS NULL OR tool = ?1) AND (?2 OR requeued_as IS NULL) \
            AND (?4 IS NULL OR dead_at < ?4) AND (?5 IS NULL OR dead_at >= ?5) \
+           AND (?6 IS NULL OR (task_id >= ?6 AND task_id < ?7)) \
          ORDER BY dead_at DESC, seq DESC LIMIT ?3"
     );
     dead_letters(
@@ -219,6 +219,8 @@ pub(crate) fn list_dead_letters(conn: &Connection, query: DeadLetterQuery) -> Re
             listing_limit(query.limit),
             query.dead_before.map(|t| t.as_millis()),
             query.dead_since.map(|t| t.as_millis()),
+            query.id_prefix.as_deref(),
+            query.id_prefix.as_deref().map(prefix_upper_bound),
         ],
     )
 }

@@ -22,7 +22,8 @@ async fn a_version_1_file_is_migrated_with_its_usage_counted() {
     Connection::open(&path)
         .unwrap()
         .execute_batch(
-            "DROP TRIGGER tasks_usage_insert; DROP TRIGGER tasks_usage_delete; \
+            "DROP TRIGGER tasks_attempts_delete; DROP TABLE task_attempts; DROP INDEX tasks_principal; \
+             DROP TRIGGER tasks_usage_insert; DROP TRIGGER tasks_usage_delete; \
              DROP TABLE principal_usage; PRAGMA user_version = 1;",
         )
         .unwrap();

@@ -420,6 +420,7 @@ impl TaskStore for MemoryStore {
             .filter(|(_, d)| query.include_requeued || d.requeued_as.is_none())
             .filter(|(_, d)| query.dead_before.is_none_or(|t| d.dead_at < t))
             .filter(|(_, d)| query.dead_since.is_none_or(|t| d.dead_at >= t))
+            .filter(|(_, d)| query.id_prefix.as_deref().is_none_or(|p| d.task_id.as_str().starts_with(p)))
             .collect();
         rows.sort_by(|(sa, a), (sb, b)| b.dead_at.cmp(&a.dead_at).then_with(|| sb.cmp(sa)));
         Ok(rows.into_iter().take(listing_limit(query.limit)).map(|(_, d)| d.clone()).collect())

@@ -467,6 +467,8 @@ pub struct DeadLetterQuery {
     pub dead_before: Option<Timestamp>,
     /// Only those dead at or after this instant.
     pub dead_since: Option<Timestamp>,
+    /// Only those whose task id starts with this text.
+    pub id_prefix: Option<String>,
     /// Include those already requeued.
     pub include_requeued: bool,
     /// Most rows (newest first); 0 means no limit.

@@ -14,6 +14,10 @@
 //! assert_eq!(orphan_window_ms(Some(&orphan_window_meta(900_000))), Some(900_000));
 //! ```
 
+mod task_support;
+
+pub use task_support::{TASK_SUPPORT_META_KEY, TaskSupport};
+
 use mcp_tasks_core::{ServerHints, TaskStatus};
 use rmcp::model::{JsonObject, MetaObject, ServerCapabilities, Task, TaskStatus as WireStatus};
 use serde_json::Value;

@@ -125,7 +125,7 @@ pub async fn list_filters_by_principal_age_and_id_prefix(store: &dyn TaskStore) 
     assert_eq!(list(combined).await, vec![made[2].clone()], "filters combine");
 }
 
-/// `list_dead_letters` filters by when the letter was written.
+/// `list_dead_letters` filters by when the letter was written and by task id prefix.
 pub async fn dead_letters_filter_by_age(store: &dyn TaskStore) {
     let mut made = Vec::new();
     for secs in [10, 20, 30] {
@@ -148,4 +148,7 @@ pub async fn dead_letters_filter_by_age(store: &dyn TaskStore) {
     assert_eq!(letters(before).await, vec![made[0].clone()], "before is exclusive");
     let since = DeadLetterQuery { dead_since: Some(at(20)), ..DeadLetterQuery::default() };
     assert_eq!(letters(since).await, vec![made[2].clone(), made[1].clone()], "since is inclusive");
+    let prefix = made[1].as_str()[..12].to_owned();
+    let by_prefix = DeadLetterQuery { id_prefix: Some(prefix), ..DeadLetterQuery::default() };
+    assert_eq!(letters(by_prefix).await, vec![made[1].clone()], "a random id's 12 characters name one letter");
 }
