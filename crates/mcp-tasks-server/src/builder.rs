@@ -277,11 +277,11 @@ impl TaskServerBuilder {
                     .into(),
             });
         }
-        let task_names: HashSet<String> = self
+        let task_names: HashSet<&str> = self
             .order
             .iter()
             .filter_map(|r| match r {
-                Registration::Task(name) => Some(name.clone()),
+                Registration::Task(name) => Some(name.as_str()),
                 Registration::Inline(_) => None,
             })
             .collect();
@@ -305,12 +305,8 @@ impl TaskServerBuilder {
         for registration in self.order {
             match registration {
                 Registration::Inline(tool) => {
-                    let mut definition = tool.definition();
+                    let definition = tool.definition();
                     let name = definition.name.to_string();
-                    if task_names.contains(name.as_str()) {
-                        // A front that may start its task: listed as task-optional.
-                        mcp_tasks_wire::TaskSupport::Optional.mark(&mut definition);
-                    }
                     if routes.contains_key(&name) {
                         return Err(ServerError::Tool { tool: name, reason: "registered twice".into() });
                     }

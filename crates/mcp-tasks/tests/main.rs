@@ -19,6 +19,7 @@ mod fleet_sigkill;
 mod fleet_zombie;
 mod graceful_shutdown;
 mod log_flood;
+mod operator_cli;
 mod postgres_serve;
 mod quota_flag;
 mod restart;
