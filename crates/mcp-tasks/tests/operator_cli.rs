@@ -439,3 +439,50 @@ fn tools_lists_a_served_instance_with_task_support() {
     assert!(row.contains("optional") && row.contains("Sleeps for"), "{table}");
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Polls `check` every 50 ms until it returns something, for at most `within`.
+fn eventually<T>(within: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn cancel_reaches_the_serving_instance_running_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("serve.db");
+    let policy = dir.path().join("policy.toml");
+    // A short lease: the server renews (and reads the cancel flag) every 500 ms.
+    std::fs::write(&policy, "lease_duration = \"1500ms\"\n").unwrap();
+    let mut server = serve_support::spawn(&db, "127.0.0.1:0", &["--config", policy.to_str().unwrap()]);
+    let mut call = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["call", &server.url, "slow_compute", "--args", r#"{"seconds": 120}"#, "--book"])
+        .arg(dir.path().join("book.db"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+
+    let id = eventually(Duration::from_secs(30), "the task to run under a lease", || {
+        let listed: Value = serde_json::from_str(&ok(&db, &["tasks", "list", "--tool", "slow_compute", "--json"])).ok()?;
+        let task = listed.as_array()?.first()?.clone();
+        (!task["lease"].is_null()).then(|| task["id"].as_str().unwrap().to_owned())
+    });
+    let requested = ok(&db, &["tasks", "cancel", &id[..8]]);
+    assert!(requested.starts_with(&format!("cancel requested for task {id}: ")), "{requested}");
+
+    let status = eventually(Duration::from_secs(30), "the call to end", || call.try_wait().unwrap());
+    let shown: Value = serde_json::from_str(&ok(&db, &["tasks", "show", &id, "--json"])).unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(4), "the client saw its task end cancelled");
+    assert_eq!(shown["status"], "cancelled", "{shown}");
+    let attempt = &shown["attempts"][0];
+    assert_eq!((attempt["outcome"].as_str(), attempt["attempt"].as_u64()), (Some("cancelled"), Some(1)), "{shown}");
+    assert!(attempt["owner"].as_str().is_some() && attempt["started_at"].is_number(), "the server's own attempt: {shown}");
+}
