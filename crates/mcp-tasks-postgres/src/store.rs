@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask, PurgeQuery,
-    StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
+    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask,
+    PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
 };
 use tokio::sync::broadcast;
 

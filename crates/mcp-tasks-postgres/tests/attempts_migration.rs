@@ -46,7 +46,10 @@ async fn a_version_4_schema_is_migrated_and_records_attempts_from_then_on() {
     change(&store, &task.id, failed).await;
     let history = store.attempts(&task.id).await.unwrap();
     assert_eq!(history.len(), 1);
-    assert_eq!((history[0].outcome, history[0].class, history[0].message.as_deref()), (end.outcome, end.class, Some("crashed")));
+    assert_eq!(
+        (history[0].outcome, history[0].class, history[0].message.as_deref()),
+        (end.outcome, end.class, Some("crashed"))
+    );
     assert!(apply_one(&store, GuardedUpdate::delete(Guard::id(task.id.clone()))).await.applied());
     assert!(store.attempts(&task.id).await.unwrap().is_empty(), "the history goes with its task");
 }

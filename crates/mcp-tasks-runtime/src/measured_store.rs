@@ -10,9 +10,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    AttemptRecord,
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask, PurgeQuery,
-    StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
+    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask,
+    PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
 };
 use tokio::sync::broadcast;
 

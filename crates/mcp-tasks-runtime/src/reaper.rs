@@ -176,7 +176,8 @@ impl Reaper {
                         last_seen_at_or_before: ctx.orphan_cutoff().filter(|_| sweep == Sweep::Orphans),
                         ..Guard::read(&record)
                     };
-                    let update = GuardedUpdate { guard, update: transitions::reaper_update(action, &record, now, retention) };
+                    let update =
+                        GuardedUpdate { guard, update: transitions::reaper_update(action, &record, now, retention) };
                     Some((record, update))
                 })
                 .collect();

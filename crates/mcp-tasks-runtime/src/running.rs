@@ -271,7 +271,8 @@ mod tests {
     #[tokio::test]
     async fn a_waiting_handler_gives_its_slot_back_and_takes_one_again() {
         let slots = Arc::new(Semaphore::new(1));
-        let h = RunningHandler::new("e/1".into(), 1, 3, Timestamp::default(), Some(slots.clone().try_acquire_owned().unwrap()));
+        let h =
+            RunningHandler::new("e/1".into(), 1, 3, Timestamp::default(), Some(slots.clone().try_acquire_owned().unwrap()));
         assert_eq!(slots.available_permits(), 0);
         // Two parallel questions: the slot goes back at the first, comes back after the last.
         assert!(h.park());

@@ -11,7 +11,9 @@ use std::time::Duration;
 use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
 use mcp_tasks_core::input::{merge_answers, new_answers};
 use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord, TaskStatus};
-use mcp_tasks_store::{AttemptOutcome, Change, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore};
+use mcp_tasks_store::{
+    AttemptOutcome, Change, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

@@ -236,7 +236,12 @@ fn failure_error(failure: &ToolFailure, class: FailureClass, attempt: u32) -> Ta
 
 /// The store update for a reaper decision on `record` (a live task's end
 /// also ends its attempt).
-pub(crate) fn reaper_update(action: ReaperAction, record: &TaskRecord, now: Timestamp, retention: &RetentionPolicy) -> Update {
+pub(crate) fn reaper_update(
+    action: ReaperAction,
+    record: &TaskRecord,
+    now: Timestamp,
+    retention: &RetentionPolicy,
+) -> Update {
     let (change, outcome) = match action {
         ReaperAction::FailTimeout(error) => (failed(now, retention, error, None), AttemptOutcome::TimedOut),
         ReaperAction::CancelOrphan(message) => (cancelled(now, retention, message), AttemptOutcome::Cancelled),

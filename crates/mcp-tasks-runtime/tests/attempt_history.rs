@@ -71,7 +71,10 @@ async fn a_cancel_and_a_timeout_end_their_attempts() {
     rt.cancel_task(&cancelled, None).await.unwrap();
     let history = store.attempts(&cancelled).await.unwrap();
     assert_eq!(history.len(), 1);
-    assert_eq!((history[0].outcome, history[0].started_at, history[0].owner.as_deref()), (AttemptOutcome::Cancelled, None, None));
+    assert_eq!(
+        (history[0].outcome, history[0].started_at, history[0].owner.as_deref()),
+        (AttemptOutcome::Cancelled, None, None)
+    );
 
     let overdue = create(&rt, "report").await;
     clock.advance(rt.policy().retention.max_execution + Duration::from_secs(1));

@@ -13,7 +13,8 @@ use rusqlite::{Connection, params};
 
 use crate::quarantine::{Unreadable, decode_rows};
 use crate::row::{
-    DEAD_LETTER_COLUMNS, TASK_COLUMNS, attempt_from_row, dead_letter_from_row, task_from_row, task_from_row_for_listing, to_json, unavailable,
+    DEAD_LETTER_COLUMNS, TASK_COLUMNS, attempt_from_row, dead_letter_from_row, task_from_row, task_from_row_for_listing,
+    to_json, unavailable,
 };
 use crate::schema::{LIVE, TERMINAL};
 
@@ -123,7 +124,8 @@ pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord
 /// Parameters: `?1` statuses (JSON), `?2` tool, `?3` limit, `?4` principal,
 /// `?5` created before, `?6` created since, `?7`/`?8` the id range.
 pub(crate) fn list_sql(query: &ListQuery) -> String {
-    let mut filter = String::from("(?1 = '[]' OR status IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR tool = ?2)");
+    let mut filter =
+        String::from("(?1 = '[]' OR status IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR tool = ?2)");
     if query.principal.is_some() {
         filter.push_str(" AND principal = ?4");
     }

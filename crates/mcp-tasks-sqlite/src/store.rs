@@ -8,8 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_tasks_core::{Clock, SystemClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery, StoreError,
-    SweepQuery, TaskStore, UpdateOutcome,
+    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery,
+    StoreError, SweepQuery, TaskStore, UpdateOutcome,
 };
 
 use crate::file_watch::FileWatch;

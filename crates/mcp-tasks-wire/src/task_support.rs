@@ -39,7 +39,10 @@ impl TaskSupport {
         if self == TaskSupport::Forbidden {
             return;
         }
-        tool.meta.get_or_insert_with(|| MetaObject(Default::default())).0.insert(TASK_SUPPORT_META_KEY.to_owned(), Value::from(self.as_str()));
+        tool.meta
+            .get_or_insert_with(|| MetaObject(Default::default()))
+            .0
+            .insert(TASK_SUPPORT_META_KEY.to_owned(), Value::from(self.as_str()));
     }
 
     /// What a listing entry says: its mark, else `forbidden`.

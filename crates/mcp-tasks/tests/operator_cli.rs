@@ -39,9 +39,7 @@ fn stderr(out: &Output) -> String {
 
 /// Now, as the CLI's clock reads it.
 fn now() -> Timestamp {
-    Timestamp::from_millis(
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64,
-    )
+    Timestamp::from_millis(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64)
 }
 
 fn minutes_ago(m: u64) -> Timestamp {
@@ -61,9 +59,8 @@ fn dump(db: &Path) -> Vec<String> {
         let columns = stmt.column_count();
         let rows = stmt
             .query_map([], |row| {
-                let cells: Vec<String> = (0..columns)
-                    .map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap()))
-                    .collect();
+                let cells: Vec<String> =
+                    (0..columns).map(|i| format!("{:?}", row.get::<_, rusqlite::types::Value>(i).unwrap())).collect();
                 Ok(format!("{table}: {}", cells.join(" | ")))
             })
             .unwrap();
@@ -158,7 +155,8 @@ fn seeded() -> Store {
         };
         apply(&store, "a1b2c4-running", retried).await;
         let lease = Lease { owner: "exec-9/4".into(), expires_at: minutes_ahead(24 * 60) };
-        apply(&store, "a1b2c4-running", Change { now: minutes_ago(10), lease: Some(Some(lease)), ..Change::default() }).await;
+        apply(&store, "a1b2c4-running", Change { now: minutes_ago(10), lease: Some(Some(lease)), ..Change::default() })
+            .await;
         // Waiting for input; its client stopped polling an hour ago: an orphan.
         create(task("b7-asking", "ask_user", Some("bob"), minutes_ago(120))).await.unwrap();
         let asking = Change {
@@ -177,7 +175,12 @@ fn seeded() -> Store {
         let retry = Change {
             now: minutes_ago(26 * 60 - 1),
             attempt: Some(2),
-            attempt_end: Some(ended(1, AttemptOutcome::Failed, Some(FailureClass::Transient), Some("timeout talking to db"))),
+            attempt_end: Some(ended(
+                1,
+                AttemptOutcome::Failed,
+                Some(FailureClass::Transient),
+                Some("timeout talking to db"),
+            )),
             ..Change::default()
         };
         apply(&store, "d4-done", retry).await;
@@ -235,7 +238,8 @@ fn list_filters_by_principal_and_age_and_shows_the_principal() {
     assert!(old.is_empty() || old == ["d4-done"], "{old:?}");
     let before = first_column(&ok(&db, &["tasks", "list", "--created-before", "12h"]));
     assert_eq!(before, ["d4-done"]);
-    let window = ["tasks", "list", "--created-since", "4h", "--created-before", "90m", "--tool", "report", "--principal", "alice"];
+    let window =
+        ["tasks", "list", "--created-since", "4h", "--created-before", "90m", "--tool", "report", "--principal", "alice"];
     let window = first_column(&ok(&db, &window));
     assert_eq!(window, ["a1b2c3-queued"]);
     let json: Value = serde_json::from_str(&ok(&db, &["tasks", "list", "--principal", "bob", "--json"])).unwrap();

@@ -102,7 +102,9 @@ pub async fn attempts_are_deleted_with_their_task(store: &dyn TaskStore) {
 /// inclusive) and id prefix, combined with every other filter.
 pub async fn list_filters_by_principal_age_and_id_prefix(store: &dyn TaskStore) {
     let mut made = Vec::new();
-    for (n, (secs, principal)) in [(1, Some("alice")), (2, Some("bob")), (3, Some("alice")), (4, None)].into_iter().enumerate() {
+    for (n, (secs, principal)) in
+        [(1, Some("alice")), (2, Some("bob")), (3, Some("alice")), (4, None)].into_iter().enumerate()
+    {
         let mut new = new_task("report", at(secs));
         new.id = mcp_tasks_core::TaskId(format!("{}-{n}", if n < 2 { "ab" } else { "cd" }));
         new.principal = principal.map(str::to_owned);

@@ -18,7 +18,9 @@ use mcp_tasks_core::{FailureClass, Policy, TaskId, Timestamp};
 use mcp_tasks_runtime::{Runtime, RuntimeError};
 use mcp_tasks_store::{DeadLetter, DeadLetterQuery, PurgeQuery, StoreError};
 
-use super::inspect::{EXIT_NOT_FOUND, InspectArgs, ListFlags, key_values, one_line, or_dash, print_json, print_one, table, when};
+use super::inspect::{
+    EXIT_NOT_FOUND, InspectArgs, ListFlags, key_values, one_line, or_dash, print_json, print_one, table, when,
+};
 use super::instant_arg::parse_instant;
 use super::policy_args::PolicyArgs;
 use super::task_id_arg::resolve_dead_letter;

@@ -78,8 +78,15 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     match args.command {
         Command::List { status, tool, principal, created_before, created_since, flags } => {
-            let query =
-                ListQuery { statuses: status, tool, principal, created_before, created_since, limit: flags.limit(), id_prefix: None };
+            let query = ListQuery {
+                statuses: status,
+                tool,
+                principal,
+                created_before,
+                created_since,
+                limit: flags.limit(),
+                id_prefix: None,
+            };
             let tasks = store.list(query).await?;
             let header = ["ID", "STATUS", "TOOL", "PRINCIPAL", "ATTEMPT", "CREATED", "UPDATED", "MESSAGE"];
             flags.print(&tasks, "no tasks", &header, list_row)?;

@@ -54,10 +54,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else if listed.is_empty() {
         println!("no tools");
     } else {
-        let rows = listed
-            .iter()
-            .map(|t| vec![t.name.clone(), t.task_support.to_owned(), one_line(&t.description, 80)])
-            .collect();
+        let rows =
+            listed.iter().map(|t| vec![t.name.clone(), t.task_support.to_owned(), one_line(&t.description, 80)]).collect();
         print!("{}", table(&["NAME", "TASK SUPPORT", "DESCRIPTION"], rows));
     }
     Ok(ExitCode::SUCCESS)
