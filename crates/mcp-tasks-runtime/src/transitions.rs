@@ -366,6 +366,20 @@ mod tests {
     }
 
     #[test]
+    fn each_settlement_ends_its_attempt_except_a_snooze() {
+        let end = |outcome, attempt| run(outcome, attempt).1.attempt_end.map(|e| (e.attempt, e.outcome, e.class));
+        assert_eq!(end(Ok(json!({})), 2), Some((2, AttemptOutcome::Completed, None)));
+        let transient = Some((1, AttemptOutcome::Failed, Some(FailureClass::Transient)));
+        assert_eq!(end(Err(ToolFailure::new("upstream timeout")), 1), transient, "a retry ends attempt 1");
+        let poison = Some((3, AttemptOutcome::Failed, Some(FailureClass::Poison)));
+        assert_eq!(end(Err(ToolFailure::transient("flaky")), 3), poison);
+        assert_eq!(end(Err(ToolFailure::retry_after(Duration::from_secs(5))), 2), None, "a snooze is the same attempt");
+        let (_, c) = run(Err(ToolFailure::new("E_BADSTATE")), 1);
+        let recorded = c.attempt_end.and_then(|e| e.error).map(|e| e.message);
+        assert_eq!(recorded.as_deref(), Some("E_BADSTATE"), "the attempt keeps the error");
+    }
+
+    #[test]
     fn protocol_errors_are_written_verbatim() {
         let err = TaskError { code: -32602, message: "bad".into(), data: Some(json!({"x": 1})) };
         let (_, c) = run(Err(ToolFailure::protocol(err.clone())), 1);

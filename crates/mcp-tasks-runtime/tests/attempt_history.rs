@@ -119,3 +119,20 @@ async fn reap_plan_says_what_the_pass_would_do_and_changes_nothing() {
     assert_eq!((report.timed_out, report.orphaned), (1, 1));
     assert_eq!(stored(&store, &polled).await.status, TaskStatus::Working);
 }
+
+#[tokio::test]
+async fn a_lapsed_lease_resumed_by_triage_ends_the_attempt_as_lease_lapsed() {
+    let store = memory();
+    let clock = clock();
+    let (stalled, _gate, id) = stalled(&store, &clock, json!({})).await;
+    let holder = stored(&store, &id).await.lease.unwrap().owner;
+    let healthy = builder(store.clone(), &clock).tool(returning("t", json!({}))).build().unwrap();
+    clock.advance(Duration::from_secs(30)); // the lease lapses
+    assert_eq!(healthy.triage_once(mcp_tasks_runtime::TriageScope::ExpiredLeases).await.unwrap().resumed, 1);
+    let history = store.attempts(&id).await.unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!((history[0].attempt, history[0].outcome), (1, AttemptOutcome::LeaseLapsed));
+    assert_eq!(history[0].owner.as_deref(), Some(holder.as_str()), "the dead holder is named");
+    assert_eq!(history[0].started_at, None, "only the executor that claimed it knew the start");
+    drop(stalled);
+}
