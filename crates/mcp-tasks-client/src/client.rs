@@ -13,7 +13,7 @@ use mcp_tasks_wire::{IDEMPOTENCY_KEY_META_KEY, core_status, honours_idempotent_c
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, ErrorCode, ErrorData,
     GetTaskParams, GetTaskResult, Implementation, InputRequests, InputResponses, JsonObject, ProtocolVersion,
-    RequestMetaObject, TaskPayload, UpdateTaskParams,
+    RequestMetaObject, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -302,6 +302,15 @@ impl TasksClient {
             self.forget(service).await;
         }
         Err(e)
+    }
+
+    /// `tools/list`, every page: the server's tools as it lists them. Each
+    /// tool's task support (required, optional, forbidden) is
+    /// [`TaskSupport::of`](mcp_tasks_wire::TaskSupport::of) its entry.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let s = self.service().await?;
+        let r = self.timed(s.peer().list_all_tools()).await;
+        self.checked(&s, "tools/list", None, r).await
     }
 
     /// `tasks/get`: the task's current state, as the server sent it.

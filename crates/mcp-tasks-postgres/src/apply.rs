@@ -6,8 +6,8 @@
 
 use deadpool_postgres::{GenericClient, Pool, Transaction};
 use mcp_tasks_core::status::ALL_STATUSES;
-use mcp_tasks_core::{TaskRecord, TaskStatus};
-use mcp_tasks_store::{Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
+use mcp_tasks_core::{TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_store::{AttemptEnd, Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
 use tokio_postgres::types::ToSql;
 
 use crate::failure::Failure;
@@ -22,7 +22,7 @@ pub(crate) struct Params {
 
 impl Params {
     /// Adds `value`; returns its placeholder (`$n`).
-    fn push(&mut self, value: impl ToSql + Sync + Send + 'static) -> String {
+    pub(crate) fn push(&mut self, value: impl ToSql + Sync + Send + 'static) -> String {
         self.values.push(Box::new(value));
         format!("${}", self.values.len())
     }
@@ -164,6 +164,9 @@ async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<Updat
                 if let Some(letter) = &change.dead_letter {
                     insert_dead_letter(tx, &record, letter).await?;
                 }
+                if let Some(end) = &change.attempt_end {
+                    insert_attempt(tx, &record, change.now, end).await?;
+                }
                 Some(UpdateOutcome::Applied(Some(record)))
             }
             None => None,
@@ -175,6 +178,37 @@ async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<Updat
     let stmt = tx.prepare_cached("SELECT 1 FROM tasks WHERE id = $1").await?;
     let exists = tx.query_opt(&stmt, &[&update.guard.id.as_str()]).await?.is_some();
     Ok(if exists { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
+}
+
+/// Records an ended attempt of `record`, in the transaction of the change that ended it.
+async fn insert_attempt(
+    tx: &Transaction<'_>,
+    record: &TaskRecord,
+    ended_at: Timestamp,
+    end: &AttemptEnd,
+) -> Result<(), Failure> {
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO task_attempts (task_id, attempt, started_at, ended_at, owner, outcome, class, error, message) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .await?;
+    tx.execute(
+        &stmt,
+        &[
+            &record.id.as_str(),
+            &i64::from(end.attempt),
+            &end.started_at.map(Timestamp::as_millis),
+            &ended_at.as_millis(),
+            &end.owner,
+            &end.outcome.as_str(),
+            &end.class.map(|c| c.to_string()),
+            &end.error.as_ref().map(to_json),
+            &end.message,
+        ],
+    )
+    .await?;
+    Ok(())
 }
 
 /// Writes the dead letter of `record`, replacing an older one of the same

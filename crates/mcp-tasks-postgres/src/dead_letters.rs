@@ -10,11 +10,14 @@ use crate::reads::listing_limit;
 use crate::row::{DEAD_LETTER_COLUMNS, dead_letter_from_row};
 
 /// Dead letters, newest first. `$1` tool or NULL, `$2` include requeued,
-/// `$3` limit or NULL.
+/// `$3` limit or NULL, `$4` dead before or NULL, `$5` dead since or NULL,
+/// `$6`/`$7` the task id range of a prefix or NULL.
 pub(crate) fn list_sql() -> String {
     format!(
         "SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters \
          WHERE ($1::text IS NULL OR tool = $1) AND ($2 OR requeued_as IS NULL) \
+           AND ($4::bigint IS NULL OR dead_at < $4) AND ($5::bigint IS NULL OR dead_at >= $5) \
+           AND ($6::text IS NULL OR (task_id >= $6 AND task_id < $7)) \
          ORDER BY dead_at DESC, seq DESC LIMIT $3"
     )
 }
@@ -23,7 +26,12 @@ pub(crate) fn list_sql() -> String {
 pub(crate) async fn list(pool: &Pool, query: &DeadLetterQuery) -> Result<Vec<DeadLetter>, Failure> {
     let client = pool.get().await?;
     let stmt = client.prepare_cached(&list_sql()).await?;
-    let rows = client.query(&stmt, &[&query.tool, &query.include_requeued, &listing_limit(query.limit)]).await?;
+    let (before, since) = (query.dead_before.map(Timestamp::as_millis), query.dead_since.map(Timestamp::as_millis));
+    let high = query.id_prefix.as_ref().map(|p| format!("{p}{}", char::MAX));
+    let limit = listing_limit(query.limit);
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+        [&query.tool, &query.include_requeued, &limit, &before, &since, &query.id_prefix, &high];
+    let rows = client.query(&stmt, &params).await?;
     Ok(rows.iter().map(dead_letter_from_row).collect::<Result<_, _>>()?)
 }
 

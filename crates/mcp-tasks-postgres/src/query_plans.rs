@@ -4,7 +4,7 @@
 //! cost follows the rows they touch, not the table size.
 
 use mcp_tasks_core::{TaskId, Timestamp};
-use mcp_tasks_store::{Change, Guard, GuardedUpdate, SweepQuery};
+use mcp_tasks_store::{Change, Guard, GuardedUpdate, ListQuery, SweepQuery};
 use tokio_postgres::Client;
 use tokio_postgres::types::ToSql;
 
@@ -12,7 +12,7 @@ use crate::apply::statement;
 use crate::claim::claim_sql;
 use crate::create::{TAKEN_IDS_SQL, key_holders_sql};
 use crate::polls::RECORD_POLLS_SQL;
-use crate::reads::{RECENT_DURATIONS_SQL, get_sql, get_visible_sql, list_sql, sweep_sql};
+use crate::reads::{ATTEMPTS_SQL, RECENT_DURATIONS_SQL, get_sql, get_visible_sql, list_statement, sweep_sql};
 use crate::testing::TestDatabase;
 
 /// Terminal rows: the bulk of a long-running server's table.
@@ -112,8 +112,13 @@ async fn every_sweep_claim_and_read_uses_an_index() {
     assert_uses(&client, &get_visible_sql(), &[&id, &principal], "tasks_pkey").await;
     let tool = "report";
     assert_uses(&client, RECENT_DURATIONS_SQL, &[&tool, &50i64], "tasks_durations").await;
-    let (no_status, no_tool, page): (Vec<&str>, Option<&str>, Option<i64>) = (vec![], None, Some(50));
-    assert_uses(&client, &list_sql(), &[&no_status, &no_tool, &page], "tasks_created").await;
+    let (sql, params) = list_statement(&ListQuery { limit: 50, ..ListQuery::default() });
+    assert_uses(&client, &sql, &params.refs(), "tasks_created").await;
+    let (sql, params) = list_statement(&ListQuery { principal: Some("user-7".into()), limit: 50, ..ListQuery::default() });
+    assert_uses(&client, &sql, &params.refs(), "tasks_principal").await;
+    let (sql, params) = list_statement(&ListQuery { id_prefix: Some("done-0000000".into()), ..ListQuery::default() });
+    assert_uses(&client, &sql, &params.refs(), "tasks_pkey").await;
+    assert_uses(&client, ATTEMPTS_SQL, &[&id], "task_attempts_task").await;
 
     let ats = vec![8_000_500i64, 8_000_600];
     assert_uses(&client, RECORD_POLLS_SQL, &[&ids, &ats], "tasks_pkey").await;

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 use deadpool_postgres::{GenericClient, Pool};
 use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus};
-use mcp_tasks_store::{ListQuery, StoreError, SweepQuery};
+use mcp_tasks_store::{AttemptRecord, ListQuery, StoreError, SweepQuery};
 
+use crate::apply::Params;
 use crate::failure::Failure;
-use crate::row::{TASK_COLUMNS, task_from_row, tasks_from_rows};
+use crate::row::{TASK_COLUMNS, attempt_from_row, task_from_row, tasks_from_rows};
 use crate::schema::{LIVE, TERMINAL};
 
 /// The SQL of each sweep and the index it must use. Parameters: `$1` the
@@ -92,23 +93,58 @@ pub(crate) async fn sweep_candidates(pool: &Pool, query: &SweepQuery) -> Result<
     Ok(tasks_from_rows(&rows)?)
 }
 
-/// An operator listing, newest first. `$1` statuses (all when empty), `$2`
-/// tool or NULL, `$3` limit or NULL.
-pub(crate) fn list_sql() -> String {
-    format!(
-        "SELECT {TASK_COLUMNS} FROM tasks \
-         WHERE (cardinality($1::text[]) = 0 OR status = ANY($1::text[])) AND ($2::text IS NULL OR tool = $2) \
-         ORDER BY created_at DESC, id DESC LIMIT $3"
-    )
+/// An operator listing, newest first, and its parameters. Only the filters
+/// that are set appear in the SQL, so the planner sees each as a plain
+/// range: an id prefix walks the primary key, a principal its
+/// `tasks_principal` index, an age `tasks_created`.
+pub(crate) fn list_statement(query: &ListQuery) -> (String, Params) {
+    let mut params = Params::default();
+    let mut filter = Vec::new();
+    if !query.statuses.is_empty() {
+        let statuses: Vec<String> = query.statuses.iter().map(|s| s.as_str().to_owned()).collect();
+        filter.push(format!("status = ANY({}::text[])", params.push(statuses)));
+    }
+    if let Some(tool) = &query.tool {
+        filter.push(format!("tool = {}", params.push(tool.clone())));
+    }
+    if let Some(principal) = &query.principal {
+        filter.push(format!("principal = {}", params.push(principal.clone())));
+    }
+    if let Some(t) = query.created_before {
+        filter.push(format!("created_at < {}", params.push(t.as_millis())));
+    }
+    if let Some(t) = query.created_since {
+        filter.push(format!("created_at >= {}", params.push(t.as_millis())));
+    }
+    if let Some(prefix) = &query.id_prefix {
+        let low = params.push(prefix.clone());
+        let high = params.push(format!("{prefix}{}", char::MAX));
+        filter.push(format!("id >= {low} AND id < {high}"));
+    }
+    let filter = if filter.is_empty() { String::new() } else { format!(" WHERE {}", filter.join(" AND ")) };
+    let limit = params.push(listing_limit(query.limit));
+    (format!("SELECT {TASK_COLUMNS} FROM tasks{filter} ORDER BY created_at DESC, id DESC LIMIT {limit}"), params)
 }
 
 /// An operator listing, newest first.
 pub(crate) async fn list(pool: &Pool, query: &ListQuery) -> Result<Vec<TaskRecord>, Failure> {
-    let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
     let client = pool.get().await?;
-    let stmt = client.prepare_cached(&list_sql()).await?;
-    let rows = client.query(&stmt, &[&statuses, &query.tool, &listing_limit(query.limit)]).await?;
+    let (sql, params) = list_statement(query);
+    let stmt = client.prepare_cached(&sql).await?;
+    let rows = client.query(&stmt, &params.refs()).await?;
     Ok(tasks_from_rows(&rows)?)
+}
+
+/// A task's ended attempts, oldest first (`$1` the task).
+pub(crate) const ATTEMPTS_SQL: &str = "SELECT attempt, started_at, ended_at, owner, outcome, class, error, message \
+     FROM task_attempts WHERE task_id = $1 ORDER BY seq";
+
+/// A task's ended attempts, oldest first.
+pub(crate) async fn attempts(pool: &Pool, task: &TaskId) -> Result<Vec<AttemptRecord>, Failure> {
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(ATTEMPTS_SQL).await?;
+    let rows = client.query(&stmt, &[&task.as_str()]).await?;
+    Ok(rows.iter().map(|r| attempt_from_row(task, r)).collect::<Result<_, _>>()?)
 }
 
 /// Tasks per status, every status present.

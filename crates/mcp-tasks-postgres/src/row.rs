@@ -1,7 +1,7 @@
 //! Mapping between a `tasks` / `dead_letters` row and its Rust value.
 
 use mcp_tasks_core::{Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
-use mcp_tasks_store::{DeadLetter, StoreError};
+use mcp_tasks_store::{AttemptOutcome, AttemptRecord, DeadLetter, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_postgres::Row;
@@ -81,6 +81,28 @@ pub(crate) fn dead_letter_from_row(row: &Row) -> Result<DeadLetter, StoreError> 
         dead_at: d.instant(7, "dead_at")?,
         requeued_as: d.get::<Option<String>>(8, "requeued_as")?.map(TaskId),
         task_id: TaskId(id.clone()),
+    })
+}
+
+/// Reads one `task_attempts` row (`attempt, started_at, ended_at, owner,
+/// outcome, class, error, message`) of `task`.
+pub(crate) fn attempt_from_row(task: &TaskId, row: &Row) -> Result<AttemptRecord, StoreError> {
+    let d = Decoder { id: task.as_str(), row };
+    let outcome: String = d.get(4, "outcome")?;
+    let class: Option<String> = d.get(5, "class")?;
+    Ok(AttemptRecord {
+        task_id: task.clone(),
+        attempt: d.count(0, "attempt")?,
+        started_at: d.get::<Option<i64>>(1, "started_at")?.map(Timestamp),
+        ended_at: d.instant(2, "ended_at")?,
+        owner: d.get(3, "owner")?,
+        outcome: AttemptOutcome::parse(&outcome).ok_or_else(|| corrupt(task.as_str(), "outcome", &outcome))?,
+        class: class
+            .map(|c| serde_json::from_value(serde_json::Value::String(c)))
+            .transpose()
+            .map_err(|e| corrupt(task.as_str(), "class", e))?,
+        error: d.opt_json(6, "error")?,
+        message: d.get(7, "message")?,
     })
 }
 

@@ -233,6 +233,28 @@ ALTER TABLE tasks ADD COLUMN traceparent text;
 CREATE INDEX tasks_tool_status ON tasks (tool, status);
 "#,
     },
+    Migration {
+        description: "the attempt history, and an index for listing one principal's tasks",
+        // One row per ended attempt, written in the transaction of the
+        // change that ended it; deleted with its task (the foreign key).
+        sql: r#"
+CREATE TABLE task_attempts (
+    seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,  -- write order
+    task_id    text COLLATE "C" NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    attempt    bigint  NOT NULL,
+    started_at bigint,
+    ended_at   bigint  NOT NULL,
+    owner      text,
+    outcome    text    NOT NULL,
+    class      text,
+    error      text,                              -- JSON
+    message    text
+);
+
+CREATE INDEX task_attempts_task ON task_attempts (task_id, seq);
+CREATE INDEX tasks_principal ON tasks (principal, created_at, id);
+"#,
+    },
 ];
 
 /// The schema version this build writes and understands.

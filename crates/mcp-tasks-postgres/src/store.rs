@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use mcp_tasks_core::{Clock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask, PurgeQuery,
-    StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
+    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask,
+    PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
 };
 use tokio::sync::broadcast;
 
@@ -154,6 +154,10 @@ impl TaskStore for PostgresStore {
             return Ok(Vec::new());
         }
         report(retrying(|| apply::apply_all(&self.pool, &updates)).await)
+    }
+
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+        report(reads::attempts(&self.pool, id).await)
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {

@@ -10,7 +10,8 @@ async fn health_reports_a_vanished_tasks_table() {
     let Some(db) = TestDatabase::create().await else { return };
     let store = PostgresStore::open(&db.url()).await.expect("open");
     store.health().await.expect("a fresh store is healthy");
-    db.connect().await.batch_execute("DROP TABLE tasks").await.expect("drop the tasks table");
+    // CASCADE: the attempt history's foreign key depends on the table.
+    db.connect().await.batch_execute("DROP TABLE tasks CASCADE").await.expect("drop the tasks table");
     match store.health().await {
         Err(StoreError::Unavailable(message)) => {
             assert!(message.contains("tasks table is gone"), "{message}")

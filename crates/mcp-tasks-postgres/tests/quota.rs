@@ -136,7 +136,8 @@ async fn the_usage_migration_counts_tasks_already_stored() {
     db.connect()
         .await
         .batch_execute(
-            "DROP TABLE principal_usage; \
+            "DROP TABLE task_attempts; DROP INDEX tasks_principal; \
+             DROP TABLE principal_usage; \
              DROP FUNCTION mcp_tasks_usage_insert() CASCADE; \
              DROP FUNCTION mcp_tasks_usage_delete() CASCADE; \
              DROP TABLE maintenance_leader; \

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_tasks_core::{Classifier, Clock, LeaseTerms, Policy, PyRandom, RandomSource, SystemClock};
+use mcp_tasks_core::{Classifier, Clock, LeaseTerms, Policy, PyRandom, RandomSource, SystemClock, Timestamp};
 use mcp_tasks_store::{PollBuffer, Quota, TaskStore};
 use tokio_util::sync::CancellationToken;
 
@@ -60,6 +60,7 @@ pub struct RuntimeBuilder {
     quota: Quota,
     leader_lease: Duration,
     metrics: Metrics,
+    silence_floor: Option<Timestamp>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -94,7 +95,18 @@ impl RuntimeBuilder {
             quota: DEFAULT_QUOTA,
             leader_lease: crate::leader::DEFAULT_LEADER_LEASE,
             metrics: Metrics::global(),
+            silence_floor: None,
         }
+    }
+
+    /// The instant the orphan sweep measures silence from at the earliest
+    /// (default: when the runtime is built, since poll timestamps buffered
+    /// before a crash may be lost). An operator's one-off sweep beside a
+    /// server (`mcp-tasks reap`) judges stored poll timestamps alone by
+    /// passing an earlier instant.
+    pub fn silence_floor(mut self, floor: Timestamp) -> Self {
+        self.silence_floor = Some(floor);
+        self
     }
 
     /// The policy (validated at `build`).
@@ -260,7 +272,7 @@ impl RuntimeBuilder {
             config: ReaperConfig {
                 retention: policy.retention.clone(),
                 // This instant is the orphan sweep's silence floor.
-                silence_floor: clock.now(),
+                silence_floor: self.silence_floor.unwrap_or_else(|| clock.now()),
                 schedule: maintenance.clone(),
             },
         });

@@ -10,8 +10,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_tasks_core::{Clock, FailureClass, RandomSource, TaskId, TaskRecord};
-use mcp_tasks_store::{ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
+use mcp_tasks_core::{Clock, FailureClass, RandomSource, RetentionPolicy, TaskId, TaskRecord, Timestamp};
+use mcp_tasks_store::{AttemptEnd, AttemptOutcome, Change, ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
@@ -154,7 +154,8 @@ impl Executor {
     }
 
     fn spawn_handler(self: &Arc<Self>, record: TaskRecord, holder: String, slot: Option<OwnedSemaphorePermit>) {
-        let handler = Arc::new(RunningHandler::new(holder, record.attempt, record.max_attempts, slot));
+        let started_at = self.clock.now();
+        let handler = Arc::new(RunningHandler::new(holder, record.attempt, record.max_attempts, started_at, slot));
         self.running.insert(record.id.clone(), handler.clone());
         let deregister = Deregister { executor: self.clone(), id: record.id.clone(), handler: handler.clone() };
         // Each attempt runs in a span of the task's stored trace (trace_context.rs).
@@ -227,7 +228,7 @@ impl Executor {
         let cancel = || {
             GuardedUpdate::change(
                 Guard { cancel_requested: Some(true), ..own.clone() },
-                transitions::cancelled(now, &self.outcomes.retention, CANCELLED_BY_CLIENT),
+                cancelled_by_client(now, &self.outcomes.retention, handler),
             )
         };
         let update = match handler.reason() {
@@ -243,10 +244,14 @@ impl Executor {
             // handler returned, so "cancel acked ⇒ cancelled" unless already terminal.
             Some(StopReason::CancelRequested) => cancel(),
             None => {
-                let (settlement, change) = {
+                let (settlement, mut change) = {
                     let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
                     transitions::settle(outcome, record.attempt, record.max_attempts, now, &self.outcomes, rng.as_mut())
                 };
+                if let Some(end) = &mut change.attempt_end {
+                    end.owner = Some(handler.holder.clone());
+                    end.started_at = Some(handler.started_at);
+                }
                 let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
                 match cas::apply_one(self.store.as_ref(), guarded).await {
                     Ok(UpdateOutcome::Applied(_)) => {
@@ -293,7 +298,7 @@ impl Executor {
         );
         let cancel = GuardedUpdate::change(
             Guard { cancel_requested: Some(true), ..own },
-            transitions::cancelled(now, &self.outcomes.retention, CANCELLED_BY_CLIENT),
+            cancelled_by_client(now, &self.outcomes.retention, handler),
         );
         // One of the two guards holds if we still own the task; neither if not.
         match self.store.apply(vec![release, cancel]).await {
@@ -306,6 +311,21 @@ impl Executor {
             Err(e) => tracing::warn!(task = %id, error = %e, "cannot hand back the lease at shutdown; it will lapse"),
         }
     }
+}
+
+/// The change that ends a handler's task `cancelled` as its client asked,
+/// ending the handler's attempt with it.
+fn cancelled_by_client(now: Timestamp, retention: &RetentionPolicy, handler: &RunningHandler) -> Change {
+    let end = AttemptEnd {
+        attempt: handler.attempt,
+        started_at: Some(handler.started_at),
+        owner: Some(handler.holder.clone()),
+        outcome: AttemptOutcome::Cancelled,
+        class: None,
+        error: None,
+        message: Some(CANCELLED_BY_CLIENT.to_owned()),
+    };
+    transitions::ending(transitions::cancelled(now, retention, CANCELLED_BY_CLIENT), end)
 }
 
 /// Counts what an attempt's settlement did.

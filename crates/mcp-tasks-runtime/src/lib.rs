@@ -86,7 +86,7 @@ pub use error::{Cancelled, RuntimeError};
 pub use hints::{HISTORY_REFRESH, HISTORY_SAMPLE};
 pub use leader::DEFAULT_LEADER_LEASE;
 pub use metrics::Metrics;
-pub use reaper::{MAX_BATCHES_PER_SWEEP, ReapReport, SWEEP_BATCH};
+pub use reaper::{MAX_BATCHES_PER_SWEEP, PlannedReap, ReapReport, SWEEP_BATCH};
 pub use runtime::Runtime;
 pub use schema::{CompiledSchema, MAX_REPORTED_VIOLATIONS, SchemaViolation};
 pub use tool::{Execution, FailureKind, TaskTool, ToolFailure, ToolSpec};

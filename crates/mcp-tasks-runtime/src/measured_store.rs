@@ -10,8 +10,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask, PurgeQuery,
-    StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
+    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask,
+    PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
 };
 use tokio::sync::broadcast;
 
@@ -69,6 +69,10 @@ impl TaskStore for MeasuredStore {
 
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         self.timed("apply", self.inner.apply(updates)).await
+    }
+
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.timed("attempts", self.inner.attempts(id)).await
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_tasks_core::reaper::{self, SWEEP_ORDER};
+use mcp_tasks_core::reaper::{self, ReaperAction, SWEEP_ORDER};
 use mcp_tasks_core::{Clock, RetentionPolicy, Sweep, SweepContext, TaskRecord, Timestamp};
 use mcp_tasks_store::{Guard, GuardedUpdate, PollBuffer, SweepQuery, TaskStore, UpdateOutcome};
 use tokio::task::JoinHandle;
@@ -36,6 +36,17 @@ pub struct ReapReport {
     pub orphaned: usize,
     /// Terminal tasks deleted after retention.
     pub expired: usize,
+}
+
+/// One task the next reaper pass would act on ([`Runtime::reap_plan`](crate::Runtime::reap_plan)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedReap {
+    /// The sweep that would act.
+    pub sweep: Sweep,
+    /// The task as read.
+    pub task: TaskRecord,
+    /// What the core decided for it.
+    pub action: ReaperAction,
 }
 
 /// The reaper's settings.
@@ -126,19 +137,33 @@ impl Reaper {
         }
     }
 
+    /// What [`reap_once`](Self::reap_once) would do now, writing nothing:
+    /// the candidates of each sweep (as many as a pass reaches), the core's
+    /// decision for each, a task counted by the first sweep that acts on it.
+    pub(crate) async fn plan_once(&self) -> Result<Vec<PlannedReap>, RuntimeError> {
+        let now = self.clock.now();
+        let ctx = SweepContext { now, retention: &self.config.retention, silence_floor: self.config.silence_floor };
+        let mut plan: Vec<PlannedReap> = Vec::new();
+        for sweep in SWEEP_ORDER {
+            let Some(query) = sweep_query(sweep, &ctx, SWEEP_BATCH * MAX_BATCHES_PER_SWEEP) else { continue };
+            for task in self.store.sweep_candidates(query).await? {
+                if plan.iter().any(|p| p.task.id == task.id) {
+                    continue;
+                }
+                if let Some(action) = reaper::decide(sweep, &task, &ctx) {
+                    plan.push(PlannedReap { sweep, task, action });
+                }
+            }
+        }
+        Ok(plan)
+    }
+
     async fn run_sweep(&self, sweep: Sweep) -> Result<usize, RuntimeError> {
         let now = self.clock.now();
         let retention = &self.config.retention;
         let ctx = SweepContext { now, retention, silence_floor: self.config.silence_floor };
-        let query = match sweep {
-            Sweep::Timeouts => SweepQuery::PastDeadline { now, limit: SWEEP_BATCH },
-            Sweep::Orphans => match ctx.orphan_cutoff() {
-                Some(cutoff) => SweepQuery::Unseen { cutoff, limit: SWEEP_BATCH },
-                // This instance has not watched long enough to call anything abandoned.
-                None => return Ok(0),
-            },
-            Sweep::Expiry => SweepQuery::Expired { now, limit: SWEEP_BATCH },
-        };
+        // No query: this instance has not watched long enough to call anything abandoned.
+        let Some(query) = sweep_query(sweep, &ctx, SWEEP_BATCH) else { return Ok(0) };
         let mut done = 0;
         for _ in 0..MAX_BATCHES_PER_SWEEP {
             let candidates = self.store.sweep_candidates(query.clone()).await?;
@@ -151,7 +176,8 @@ impl Reaper {
                         last_seen_at_or_before: ctx.orphan_cutoff().filter(|_| sweep == Sweep::Orphans),
                         ..Guard::read(&record)
                     };
-                    let update = GuardedUpdate { guard, update: transitions::reaper_update(action, now, retention) };
+                    let update =
+                        GuardedUpdate { guard, update: transitions::reaper_update(action, &record, now, retention) };
                     Some((record, update))
                 })
                 .collect();
@@ -181,6 +207,17 @@ impl Reaper {
         }
         Ok(done)
     }
+}
+
+/// The candidate query of `sweep` at `ctx`, or `None` when the sweep has
+/// nothing to look for (orphans before a full window since the silence floor).
+fn sweep_query(sweep: Sweep, ctx: &SweepContext<'_>, limit: usize) -> Option<SweepQuery> {
+    let now = ctx.now;
+    Some(match sweep {
+        Sweep::Timeouts => SweepQuery::PastDeadline { now, limit },
+        Sweep::Orphans => SweepQuery::Unseen { cutoff: ctx.orphan_cutoff()?, limit },
+        Sweep::Expiry => SweepQuery::Expired { now, limit },
+    })
 }
 
 /// The `sweep` label of a sweep.

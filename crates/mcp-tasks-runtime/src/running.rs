@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_tasks_core::TaskId;
+use mcp_tasks_core::{TaskId, Timestamp};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +32,8 @@ pub(crate) struct RunningHandler {
     pub(crate) holder: String,
     pub(crate) attempt: u32,
     pub(crate) max_attempts: u32,
+    /// When its claim started it: the attempt history's start.
+    pub(crate) started_at: Timestamp,
     reason: Mutex<Option<StopReason>>,
     abort: Mutex<Option<AbortHandle>>,
     slot: Mutex<Slot>,
@@ -56,12 +58,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl RunningHandler {
     /// A handler of `attempt` claimed as `holder`, executing in `permit`'s slot.
-    pub(crate) fn new(holder: String, attempt: u32, max_attempts: u32, permit: Option<OwnedSemaphorePermit>) -> Self {
+    pub(crate) fn new(
+        holder: String,
+        attempt: u32,
+        max_attempts: u32,
+        started_at: Timestamp,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Self {
         RunningHandler {
             token: CancellationToken::new(),
             holder,
             attempt,
             max_attempts,
+            started_at,
             reason: Mutex::new(None),
             abort: Mutex::new(None),
             slot: Mutex::new(Slot { permit, waiting: 0, released: false }),
@@ -221,12 +230,12 @@ mod tests {
     use super::*;
 
     fn handler(holder: &str, attempt: u32) -> Arc<RunningHandler> {
-        Arc::new(RunningHandler::new(holder.to_owned(), attempt, 3, None))
+        Arc::new(RunningHandler::new(holder.to_owned(), attempt, 3, Timestamp::default(), None))
     }
 
     #[test]
     fn the_first_reason_sticks() {
-        let h = RunningHandler::new("e/1".into(), 1, 3, None);
+        let h = RunningHandler::new("e/1".into(), 1, 3, Timestamp::default(), None);
         h.stop(StopReason::CancelRequested);
         h.stop(StopReason::Shutdown);
         assert_eq!(h.reason(), Some(StopReason::CancelRequested));
@@ -262,7 +271,8 @@ mod tests {
     #[tokio::test]
     async fn a_waiting_handler_gives_its_slot_back_and_takes_one_again() {
         let slots = Arc::new(Semaphore::new(1));
-        let h = RunningHandler::new("e/1".into(), 1, 3, Some(slots.clone().try_acquire_owned().unwrap()));
+        let h =
+            RunningHandler::new("e/1".into(), 1, 3, Timestamp::default(), Some(slots.clone().try_acquire_owned().unwrap()));
         assert_eq!(slots.available_permits(), 0);
         // Two parallel questions: the slot goes back at the first, comes back after the last.
         assert!(h.park());
@@ -279,7 +289,7 @@ mod tests {
     #[tokio::test]
     async fn a_stopped_handler_stops_waiting_for_a_slot() {
         let slots = Arc::new(Semaphore::new(0));
-        let h = RunningHandler::new("e/1".into(), 1, 3, None);
+        let h = RunningHandler::new("e/1".into(), 1, 3, Timestamp::default(), None);
         h.park();
         h.stop(StopReason::CancelRequested);
         let unparked = tokio::time::timeout(std::time::Duration::from_secs(10), h.unpark(&slots)).await;

@@ -11,7 +11,9 @@ use std::time::Duration;
 use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
 use mcp_tasks_core::input::{merge_answers, new_answers};
 use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord, TaskStatus};
-use mcp_tasks_store::{Change, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore};
+use mcp_tasks_store::{
+    AttemptOutcome, Change, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +25,7 @@ use crate::hints::Hints;
 use crate::leader::Leader;
 use crate::metrics::{Metrics, Outcome};
 use crate::poll_flusher::PollFlusher;
-use crate::reaper::{ReapReport, Reaper};
+use crate::reaper::{PlannedReap, ReapReport, Reaper};
 use crate::registry::Tools;
 use crate::running::{Running, StopReason};
 use crate::store_events::StoreEvents;
@@ -267,7 +269,12 @@ impl Runtime {
                     status_message: Some(Some(CANCEL_REQUESTED.to_owned())),
                     ..Change::default()
                 },
-                CancelDecision::CancelNow => transitions::cancelled(now, &inner.policy.retention, CANCELLED_BY_CLIENT),
+                CancelDecision::CancelNow => {
+                    let change = transitions::cancelled(now, &inner.policy.retention, CANCELLED_BY_CLIENT);
+                    let message = Some(CANCELLED_BY_CLIENT.to_owned());
+                    let end = transitions::attempt_end(&record, AttemptOutcome::Cancelled, None, None, message);
+                    transitions::ending(change, end)
+                }
             };
             Ok(Decision::Write(GuardedUpdate::change(Guard::read(&record), change), record))
         })
@@ -352,7 +359,7 @@ impl Runtime {
         let inner = &self.inner;
         let counts = inner.store.count_by_status_and_tool().await?;
         inner.metrics.tasks_by_status_and_tool(&counts);
-        let query = DeadLetterQuery { tool: None, include_requeued: false, limit: 0 };
+        let query = DeadLetterQuery::default();
         let depth = inner.store.list_dead_letters(query).await?.len();
         inner.metrics.dead_letters(depth);
         Ok(())
@@ -366,6 +373,13 @@ impl Runtime {
     /// One reaper pass: flush polls; then timeouts → orphans → expiry.
     pub async fn reap_once(&self) -> Result<ReapReport, RuntimeError> {
         self.inner.reaper.reap_once().await
+    }
+
+    /// What the next reaper pass would do, changing nothing: each task a
+    /// sweep would act on (timeouts → orphans → expiry, a task once) and the
+    /// core's decision for it, over the same candidates a pass reads.
+    pub async fn reap_plan(&self) -> Result<Vec<PlannedReap>, RuntimeError> {
+        self.inner.reaper.plan_once().await
     }
 
     /// One triage pass over `scope`.

@@ -13,7 +13,7 @@ use mcp_tasks_core::{
     Classifier, Failure, FailureClass, RandomSource, RetentionPolicy, RetryDecision, RetryPolicy, TaskError, TaskRecord,
     TaskStatus, Timestamp, TriageDecision,
 };
-use mcp_tasks_store::{Change, NewDeadLetter, Update};
+use mcp_tasks_store::{AttemptEnd, AttemptOutcome, Change, NewDeadLetter, Update};
 use serde_json::{Value, json};
 
 use crate::tool::{FailureKind, ToolFailure};
@@ -30,6 +30,38 @@ fn terminal(now: Timestamp, retention: &RetentionPolicy, status: TaskStatus, mes
         run_at: Some(None),
         ..Change::default()
     }
+}
+
+/// The end of `record`'s current attempt: its number and lease holder as
+/// read (the start is known only to the executor that claimed it).
+pub(crate) fn attempt_end(
+    record: &TaskRecord,
+    outcome: AttemptOutcome,
+    class: Option<FailureClass>,
+    error: Option<TaskError>,
+    message: Option<String>,
+) -> AttemptEnd {
+    AttemptEnd {
+        attempt: record.attempt,
+        started_at: None,
+        owner: record.lease.as_ref().map(|l| l.owner.clone()),
+        outcome,
+        class,
+        error,
+        message,
+    }
+}
+
+/// `change`, recording `end` as the attempt it ends.
+pub(crate) fn ending(change: Change, end: AttemptEnd) -> Change {
+    Change { attempt_end: Some(end), ..change }
+}
+
+/// The end a terminal or requeuing `change` records for `record`'s attempt:
+/// its outcome named by the caller, its error and message taken from the change.
+fn end_from(record: &TaskRecord, change: &Change, outcome: AttemptOutcome, class: Option<FailureClass>) -> AttemptEnd {
+    let message = change.status_message.clone().flatten();
+    attempt_end(record, outcome, class, change.error.clone(), message)
 }
 
 /// The status message of a completed task.
@@ -122,13 +154,27 @@ pub(crate) fn settle(
     rng: &mut dyn RandomSource,
 ) -> (Settlement, Change) {
     let (retry, retention, classifier) = (&rules.retry, &rules.retention, &rules.classifier);
+    // The executor fills in the holder and the start it knows.
+    let end = |outcome, class, error: Option<TaskError>| AttemptEnd {
+        attempt,
+        started_at: None,
+        owner: None,
+        outcome,
+        class,
+        error,
+        message: None,
+    };
     let failure = match outcome {
-        Ok(result) => return (Settlement::Completed, completed(now, retention, result)),
+        Ok(result) => {
+            let change = completed(now, retention, result);
+            return (Settlement::Completed, ending(change, end(AttemptOutcome::Completed, None, None)));
+        }
         Err(f) => f,
     };
     let class = match failure.kind {
         FailureKind::Protocol(error) => {
-            return (Settlement::Failed { class: None }, failed(now, retention, error, None));
+            let change = failed(now, retention, error.clone(), None);
+            return (Settlement::Failed { class: None }, ending(change, end(AttemptOutcome::Failed, None, Some(error))));
         }
         FailureKind::RetryAfter(delay) => {
             let message = format!(
@@ -149,11 +195,15 @@ pub(crate) fn settle(
     match retry.decide(class, attempt, rng) {
         RetryDecision::Retry { next_attempt, delay } => {
             let message = format!("retrying after transient error (attempt {next_attempt} of {max}): {}", failure.message);
-            (Settlement::Retry { attempt: next_attempt, delay }, requeued(now, now.plus(delay), next_attempt, message))
+            let change = requeued(now, now.plus(delay), next_attempt, message);
+            let error = failure_error(&failure, FailureClass::Transient, attempt);
+            let end = end(AttemptOutcome::Failed, Some(FailureClass::Transient), Some(error));
+            (Settlement::Retry { attempt: next_attempt, delay }, ending(change, end))
         }
         RetryDecision::GiveUp { class } => {
             let (error, letter) = give_up(&failure, class, attempt, max, now);
-            (Settlement::Failed { class: Some(class) }, failed(now, retention, error, letter))
+            let end = end(AttemptOutcome::Failed, Some(class), Some(error.clone()));
+            (Settlement::Failed { class: Some(class) }, ending(failed(now, retention, error, letter), end))
         }
     }
 }
@@ -166,11 +216,7 @@ fn give_up(
     max: u32,
     now: Timestamp,
 ) -> (TaskError, Option<NewDeadLetter>) {
-    let mut data = json!({"class": class.to_string(), "attempts": attempt});
-    if let Some(code) = failure.code {
-        data["code"] = json!(code);
-    }
-    let error = TaskError::internal(failure.message.clone()).with_data(data);
+    let error = failure_error(failure, class, attempt);
     let letter = (class == FailureClass::Poison).then(|| NewDeadLetter {
         reason: format!("poison: transient failures exhausted all {max} attempts"),
         error: error.clone(),
@@ -179,14 +225,31 @@ fn give_up(
     (error, letter)
 }
 
-/// The store update for a reaper decision.
-pub(crate) fn reaper_update(action: ReaperAction, now: Timestamp, retention: &RetentionPolicy) -> Update {
-    match action {
-        ReaperAction::FailTimeout(error) => Update::Change(Box::new(failed(now, retention, error, None))),
-        ReaperAction::CancelOrphan(message) => Update::Change(Box::new(cancelled(now, retention, message))),
-        ReaperAction::FinishCancel => Update::Change(Box::new(cancelled(now, retention, CANCELLED_BY_CLIENT))),
-        ReaperAction::Delete => Update::Delete,
+/// A failure as the error an attempt (and a task that gives up) records.
+fn failure_error(failure: &ToolFailure, class: FailureClass, attempt: u32) -> TaskError {
+    let mut data = json!({"class": class.to_string(), "attempts": attempt});
+    if let Some(code) = failure.code {
+        data["code"] = json!(code);
     }
+    TaskError::internal(failure.message.clone()).with_data(data)
+}
+
+/// The store update for a reaper decision on `record` (a live task's end
+/// also ends its attempt).
+pub(crate) fn reaper_update(
+    action: ReaperAction,
+    record: &TaskRecord,
+    now: Timestamp,
+    retention: &RetentionPolicy,
+) -> Update {
+    let (change, outcome) = match action {
+        ReaperAction::FailTimeout(error) => (failed(now, retention, error, None), AttemptOutcome::TimedOut),
+        ReaperAction::CancelOrphan(message) => (cancelled(now, retention, message), AttemptOutcome::Cancelled),
+        ReaperAction::FinishCancel => (cancelled(now, retention, CANCELLED_BY_CLIENT), AttemptOutcome::Cancelled),
+        ReaperAction::Delete => return Update::Delete,
+    };
+    let end = end_from(record, &change, outcome, None);
+    Update::Change(Box::new(ending(change, end)))
 }
 
 /// The change for a triage decision on `record`.
@@ -196,9 +259,16 @@ pub(crate) fn triage_change(
     now: Timestamp,
     retention: &RetentionPolicy,
 ) -> Change {
+    let end = |change: Change, outcome, class| {
+        let end = end_from(record, &change, outcome, class);
+        ending(change, end)
+    };
     match decision {
-        TriageDecision::Cancel => cancelled(now, retention, CANCELLED_BY_CLIENT),
-        TriageDecision::FailTimeout(error) | TriageDecision::FailNotRerunnable(error) => failed(now, retention, error, None),
+        TriageDecision::Cancel => end(cancelled(now, retention, CANCELLED_BY_CLIENT), AttemptOutcome::Cancelled, None),
+        TriageDecision::FailTimeout(error) => end(failed(now, retention, error, None), AttemptOutcome::TimedOut, None),
+        TriageDecision::FailNotRerunnable(error) => {
+            end(failed(now, retention, error, None), AttemptOutcome::LeaseLapsed, None)
+        }
         TriageDecision::Poison(error) => {
             let letter = NewDeadLetter {
                 reason: format!(
@@ -208,7 +278,7 @@ pub(crate) fn triage_change(
                 error: error.clone(),
                 dead_at: now,
             };
-            failed(now, retention, error, Some(letter))
+            end(failed(now, retention, error, Some(letter)), AttemptOutcome::LeaseLapsed, Some(FailureClass::Poison))
         }
         TriageDecision::Reask { attempt } => {
             let pending: Vec<&str> = record.pending_input().map(|(k, _)| k.as_str()).collect();
@@ -223,12 +293,16 @@ pub(crate) fn triage_change(
                 ),
             )
         }
-        TriageDecision::Resume { next_attempt } => requeued(
-            now,
-            now,
-            next_attempt,
-            format!("resumed after its executor stopped (attempt {next_attempt} of {})", record.max_attempts),
-        ),
+        TriageDecision::Resume { next_attempt } => {
+            let change = requeued(
+                now,
+                now,
+                next_attempt,
+                format!("resumed after its executor stopped (attempt {next_attempt} of {})", record.max_attempts),
+            );
+            let message = Some("its executor stopped holding the lease; the task resumed".to_owned());
+            ending(change, attempt_end(record, AttemptOutcome::LeaseLapsed, None, None, message))
+        }
     }
 }
 
@@ -289,6 +363,20 @@ mod tests {
         assert_eq!(s, Settlement::Snoozed { delay: Duration::from_secs(5) });
         assert_eq!(c.attempt, Some(2));
         assert_eq!(c.run_at, Some(Some(Timestamp::from_secs(105))));
+    }
+
+    #[test]
+    fn each_settlement_ends_its_attempt_except_a_snooze() {
+        let end = |outcome, attempt| run(outcome, attempt).1.attempt_end.map(|e| (e.attempt, e.outcome, e.class));
+        assert_eq!(end(Ok(json!({})), 2), Some((2, AttemptOutcome::Completed, None)));
+        let transient = Some((1, AttemptOutcome::Failed, Some(FailureClass::Transient)));
+        assert_eq!(end(Err(ToolFailure::new("upstream timeout")), 1), transient, "a retry ends attempt 1");
+        let poison = Some((3, AttemptOutcome::Failed, Some(FailureClass::Poison)));
+        assert_eq!(end(Err(ToolFailure::transient("flaky")), 3), poison);
+        assert_eq!(end(Err(ToolFailure::retry_after(Duration::from_secs(5))), 2), None, "a snooze is the same attempt");
+        let (_, c) = run(Err(ToolFailure::new("E_BADSTATE")), 1);
+        let recorded = c.attempt_end.and_then(|e| e.error).map(|e| e.message);
+        assert_eq!(recorded.as_deref(), Some("E_BADSTATE"), "the attempt keeps the error");
     }
 
     #[test]

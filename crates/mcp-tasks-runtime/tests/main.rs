@@ -5,6 +5,7 @@
 mod support;
 
 mod argument_schema;
+mod attempt_history;
 mod background;
 mod cancel;
 mod concurrency;

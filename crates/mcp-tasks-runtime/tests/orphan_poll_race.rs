@@ -38,6 +38,9 @@ impl TaskStore for PollDuringSweep {
     async fn apply(&self, u: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         self.inner.apply(u).await
     }
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.inner.attempts(id).await
+    }
     async fn sweep_candidates(&self, q: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
         let rows = self.inner.sweep_candidates(q.clone()).await?;
         if matches!(q, SweepQuery::Unseen { .. }) {

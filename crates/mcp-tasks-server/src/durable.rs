@@ -15,6 +15,7 @@ use mcp_tasks_runtime::{
     CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
 };
 use mcp_tasks_store::TaskStore;
+use mcp_tasks_wire::TaskSupport;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
@@ -49,6 +50,9 @@ struct Shared {
     routes: HashMap<String, DurableRoute>,
     /// The routed tools as `tools/list` shows them, in registration order.
     listing: Vec<Tool>,
+    /// Task tools started by a handler's own tool of the same name (the
+    /// front): listed as that tool, marked task-optional.
+    fronted: HashSet<String>,
     /// Seals and opens the `requestState` of multi-round-trip answers.
     seal: RequestStateSeal,
     /// Cancelled at shutdown: inline waits end.
@@ -238,7 +242,8 @@ impl DurableTasksBuilder {
             listing.push(tool);
             routes.insert(registered.name, DurableRoute { execution: spec.execution, decode });
         }
-        Ok(DurableTasks(Arc::new(Shared { runtime, routes, listing, seal, stop: CancellationToken::new() })))
+        let fronted = self.fronted;
+        Ok(DurableTasks(Arc::new(Shared { runtime, routes, listing, fronted, seal, stop: CancellationToken::new() })))
     }
 }
 
@@ -253,7 +258,14 @@ pub(crate) fn definition_of(spec: &ToolSpec) -> Result<Tool, ServerError> {
             });
         }
     };
-    Ok(Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema)))
+    let mut tool = Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    // Listed with its task support, so a client (and `mcp-tasks tools`) can tell.
+    let support = match spec.execution {
+        Execution::TaskRequired => TaskSupport::Required,
+        Execution::TaskOptional => TaskSupport::Optional,
+    };
+    support.mark(&mut tool);
+    Ok(tool)
 }
 
 impl DurableTasks {
@@ -339,14 +351,18 @@ impl DurableTasks {
     }
 
     /// `tools`, with each durable tool's definition put in place of a tool
-    /// of the same name and the other durable tools appended (`last_page`:
-    /// only on the last page of a paginated listing).
+    /// of the same name, a front of a durable tool marked task-optional, and
+    /// the other durable tools appended (`last_page`: only on the last page
+    /// of a paginated listing).
     pub fn merge_listing(&self, mut tools: Vec<Tool>, last_page: bool) -> Vec<Tool> {
         let mut listed = HashSet::new();
         for tool in &mut tools {
             if let Some(ours) = self.0.listing.iter().find(|t| t.name == tool.name) {
                 *tool = ours.clone();
                 listed.insert(ours.name.clone());
+            } else if self.0.fronted.contains(tool.name.as_ref()) {
+                // A front may start its task: say so, as a durable tool's entry does.
+                TaskSupport::Optional.mark(tool);
             }
         }
         if last_page {

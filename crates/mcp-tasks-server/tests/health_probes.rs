@@ -44,6 +44,9 @@ impl TaskStore for SwitchableStore {
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         self.inner.apply(updates).await
     }
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.inner.attempts(id).await
+    }
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
         self.inner.sweep_candidates(query).await
     }

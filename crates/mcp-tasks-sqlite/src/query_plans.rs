@@ -2,11 +2,11 @@
 //! own index, so its cost follows the rows it returns, not the table size.
 
 use mcp_tasks_core::Timestamp;
-use mcp_tasks_store::SweepQuery;
+use mcp_tasks_store::{ListQuery, SweepQuery};
 use rusqlite::Connection;
 
 use crate::open::open_writer;
-use crate::reads::{COUNT_BY_STATUS_AND_TOOL_SQL, RECENT_DURATIONS_SQL, sweep_sql};
+use crate::reads::{ATTEMPTS_SQL, COUNT_BY_STATUS_AND_TOOL_SQL, RECENT_DURATIONS_SQL, list_sql, sweep_sql};
 use crate::writes::{USAGE_SQL, claim_sql, idempotency_sql};
 
 /// The plan's detail lines, one per step.
@@ -59,6 +59,21 @@ fn every_sweep_and_claim_uses_its_partial_index() {
     assert!(counted.contains("task_counts") && !counted.contains("tasks "), "{counted}");
     // A quota check is a primary-key lookup of the principal's usage row.
     assert_uses(&conn, USAGE_SQL, "sqlite_autoindex_principal_usage_1");
+    // A task's history walks its index, in write order.
+    assert_uses(&conn, ATTEMPTS_SQL, "task_attempts_task");
+    // One principal's tasks, newest first, straight off its index.
+    assert_uses(&conn, &list_sql(&ListQuery { principal: Some("p".into()), ..ListQuery::default() }), "tasks_principal");
+    assert_uses(&conn, &list_sql(&ListQuery::default()), "tasks_created");
+}
+
+#[test]
+fn an_id_prefix_is_a_primary_key_range() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let conn = open_writer(&dir.path().join("plans.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
+    let sql = list_sql(&ListQuery { id_prefix: Some("0190".into()), ..ListQuery::default() });
+    let steps = plan(&conn, &sql);
+    // The few ids in the range are sorted by creation; no row outside it is read.
+    assert!(steps.iter().any(|s| s.contains("sqlite_autoindex_tasks_1") && s.contains("id>? AND id<?")), "{steps:?}");
 }
 
 #[test]

@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 
 use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus};
-use mcp_tasks_store::{DeadLetter, DeadLetterQuery, ListQuery, StoreError, SweepQuery};
+use mcp_tasks_store::{AttemptRecord, DeadLetter, DeadLetterQuery, ListQuery, StoreError, SweepQuery};
 use rusqlite::{Connection, params};
 
 use crate::quarantine::{Unreadable, decode_rows};
 use crate::row::{
-    DEAD_LETTER_COLUMNS, TASK_COLUMNS, dead_letter_from_row, task_from_row, task_from_row_for_listing, to_json, unavailable,
+    DEAD_LETTER_COLUMNS, TASK_COLUMNS, attempt_from_row, dead_letter_from_row, task_from_row, task_from_row_for_listing,
+    to_json, unavailable,
 };
 use crate::schema::{LIVE, TERMINAL};
 
@@ -95,16 +96,71 @@ pub(crate) fn sweep_candidates(
 /// what was unreadable, so operators see it.
 pub(crate) fn list(conn: &Connection, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
     let statuses: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
-    let sql = format!(
-        "SELECT {TASK_COLUMNS} FROM tasks \
-         WHERE (?1 = '[]' OR status IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR tool = ?2) \
-         ORDER BY created_at DESC, id DESC LIMIT ?3"
-    );
+    let sql = list_sql(&query);
+    let prefix_end = query.id_prefix.as_deref().map(prefix_upper_bound);
     let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
-    let mut rows = stmt.query(params![to_json(&statuses), query.tool, listing_limit(query.limit)]).map_err(unavailable)?;
+    let mut rows = stmt
+        .query(params![
+            to_json(&statuses),
+            query.tool,
+            listing_limit(query.limit),
+            query.principal,
+            query.created_before.map(|t| t.as_millis()),
+            query.created_since.map(|t| t.as_millis()),
+            query.id_prefix,
+            prefix_end,
+        ])
+        .map_err(unavailable)?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(unavailable)? {
         out.push(task_from_row_for_listing(row)?);
+    }
+    Ok(out)
+}
+
+/// The listing's SQL. Only the filters that are set appear in it, so the
+/// planner sees each as a plain range: an id prefix walks the primary key,
+/// a principal its `tasks_principal` index, an age `tasks_created`.
+/// Parameters: `?1` statuses (JSON), `?2` tool, `?3` limit, `?4` principal,
+/// `?5` created before, `?6` created since, `?7`/`?8` the id range.
+pub(crate) fn list_sql(query: &ListQuery) -> String {
+    let mut filter =
+        String::from("(?1 = '[]' OR status IN (SELECT value FROM json_each(?1))) AND (?2 IS NULL OR tool = ?2)");
+    if query.principal.is_some() {
+        filter.push_str(" AND principal = ?4");
+    }
+    if query.created_before.is_some() {
+        filter.push_str(" AND created_at < ?5");
+    }
+    if query.created_since.is_some() {
+        filter.push_str(" AND created_at >= ?6");
+    }
+    if query.id_prefix.is_some() {
+        filter.push_str(" AND id >= ?7 AND id < ?8");
+    } else {
+        // Unused parameters must still appear for rusqlite to bind them.
+        filter.push_str(" AND coalesce(?4, ?5, ?6, ?7, ?8, 1) IS NOT NULL");
+    }
+    format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter} ORDER BY created_at DESC, id DESC LIMIT ?3")
+}
+
+/// The least text above every text that starts with `prefix` (byte order):
+/// `prefix` followed by the largest character.
+pub(crate) fn prefix_upper_bound(prefix: &str) -> String {
+    format!("{prefix}{}", char::MAX)
+}
+
+/// A task's ended attempts, oldest first (`?1` the task).
+pub(crate) const ATTEMPTS_SQL: &str = "SELECT attempt, started_at, ended_at, owner, outcome, class, error, message \
+     FROM task_attempts WHERE task_id = ?1 ORDER BY seq";
+
+/// A task's ended attempts, oldest first.
+pub(crate) fn attempts(conn: &Connection, task: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(ATTEMPTS_SQL).map_err(unavailable)?;
+    let mut rows = stmt.query([task.as_str()]).map_err(unavailable)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(unavailable)? {
+        out.push(attempt_from_row(task, row)?);
     }
     Ok(out)
 }
@@ -172,9 +228,23 @@ pub(crate) fn list_dead_letters(conn: &Connection, query: DeadLetterQuery) -> Re
     let sql = format!(
         "SELECT {DEAD_LETTER_COLUMNS} FROM dead_letters \
          WHERE (?1 IS NULL OR tool = ?1) AND (?2 OR requeued_as IS NULL) \
+           AND (?4 IS NULL OR dead_at < ?4) AND (?5 IS NULL OR dead_at >= ?5) \
+           AND (?6 IS NULL OR (task_id >= ?6 AND task_id < ?7)) \
          ORDER BY dead_at DESC, seq DESC LIMIT ?3"
     );
-    dead_letters(conn, &sql, params![query.tool, query.include_requeued, listing_limit(query.limit)])
+    dead_letters(
+        conn,
+        &sql,
+        params![
+            query.tool,
+            query.include_requeued,
+            listing_limit(query.limit),
+            query.dead_before.map(|t| t.as_millis()),
+            query.dead_since.map(|t| t.as_millis()),
+            query.id_prefix.as_deref(),
+            query.id_prefix.as_deref().map(prefix_upper_bound),
+        ],
+    )
 }
 
 /// One dead letter.

@@ -147,6 +147,31 @@ END;
 
 INSERT INTO task_counts (tool, status, tasks) SELECT tool, status, count(*) FROM tasks GROUP BY tool, status;
 "#,
+    // 5: the attempt history (one row per ended attempt, written with the
+    // change that ended it, deleted with its task), and an index for
+    // operators listing one principal's tasks newest first.
+    r#"
+CREATE TABLE task_attempts (
+    seq        INTEGER NOT NULL PRIMARY KEY,       -- write order
+    task_id    TEXT    NOT NULL,
+    attempt    INTEGER NOT NULL,
+    started_at INTEGER,
+    ended_at   INTEGER NOT NULL,
+    owner      TEXT,
+    outcome    TEXT    NOT NULL,
+    class      TEXT,
+    error      TEXT,                               -- JSON
+    message    TEXT
+) STRICT;
+
+CREATE INDEX task_attempts_task ON task_attempts (task_id, seq);
+
+CREATE TRIGGER tasks_attempts_delete AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_attempts WHERE task_id = OLD.id;
+END;
+
+CREATE INDEX tasks_principal ON tasks (principal, created_at, id);
+"#,
 ];
 
 /// The schema version this build writes and understands.

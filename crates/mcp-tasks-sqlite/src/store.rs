@@ -8,8 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_tasks_core::{Clock, SystemClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
-    ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery, StoreError,
-    SweepQuery, TaskStore, UpdateOutcome,
+    AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery,
+    StoreError, SweepQuery, TaskStore, UpdateOutcome,
 };
 
 use crate::file_watch::FileWatch;
@@ -153,6 +153,11 @@ impl TaskStore for SqliteStore {
             return Ok(Vec::new());
         }
         self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u)).collect()).await
+    }
+
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+        let id = id.clone();
+        self.readers.read(move |conn| reads::attempts(conn, &id)).await
     }
 
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {

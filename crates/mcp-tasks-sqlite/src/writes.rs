@@ -4,8 +4,8 @@
 use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
 use mcp_tasks_store::{
-    ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError, Update, UpdateOutcome,
-    argument_bytes,
+    AttemptEnd, ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError, Update,
+    UpdateOutcome, argument_bytes,
 };
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
@@ -206,6 +206,9 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
                     if let Some(letter) = change.dead_letter {
                         insert_dead_letter(conn, &record, letter)?;
                     }
+                    if let Some(end) = change.attempt_end {
+                        insert_attempt(conn, &record.id, change.now, end)?;
+                    }
                     Some(UpdateOutcome::Applied(Some(record)))
                 }
                 None => None,
@@ -255,6 +258,29 @@ fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: NewDeadLet
             letter.reason,
             to_json(&letter.error),
             letter.dead_at.as_millis(),
+        ])
+    })
+    .map_err(unavailable)?;
+    Ok(())
+}
+
+/// Records an ended attempt, in the transaction of the change that ended it.
+fn insert_attempt(conn: &Connection, task: &TaskId, ended_at: Timestamp, end: AttemptEnd) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO task_attempts (task_id, attempt, started_at, ended_at, owner, outcome, class, error, message) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            task.as_str(),
+            end.attempt,
+            end.started_at.map(Timestamp::as_millis),
+            ended_at.as_millis(),
+            end.owner,
+            end.outcome.as_str(),
+            end.class.map(|c| c.to_string()),
+            end.error.as_ref().map(to_json),
+            end.message,
         ])
     })
     .map_err(unavailable)?;

@@ -2,6 +2,7 @@
 //! into one test binary (one link instead of one per file).
 //! `scripts/check_test_modules.py` fails if a file here is not listed.
 
+mod attempts_migration;
 mod conformance;
 mod corrupt_rows;
 mod deleted_file;

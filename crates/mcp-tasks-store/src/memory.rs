@@ -39,6 +39,8 @@ struct Inner {
     /// "newest first" is stable when two share a `dead_at`.
     dead: HashMap<TaskId, (u64, DeadLetter)>,
     dead_seq: u64,
+    /// Each task's ended attempts, oldest first.
+    attempts: HashMap<TaskId, Vec<AttemptRecord>>,
     /// Principal (or "" for the anonymous one) → (tasks, argument bytes) it
     /// holds, kept with every insert and delete so a quota check is O(1).
     usage: HashMap<String, (u64, u64)>,
@@ -108,6 +110,7 @@ impl Inner {
                     return UpdateOutcome::Lost;
                 }
                 if let Some(removed) = self.tasks.remove(&update.guard.id) {
+                    self.attempts.remove(&removed.id);
                     if let Some(key) = &removed.idempotency_key {
                         self.keys.remove(&key_slot(removed.principal.as_deref(), key));
                     }
@@ -129,10 +132,19 @@ impl Inner {
                     return UpdateOutcome::Lost;
                 }
                 let dead_letter = change.dead_letter.clone();
+                let attempt_end = change.attempt_end.clone();
+                let now = change.now;
                 apply_change(record, *change);
                 let record = record.clone();
                 if let Some(letter) = dead_letter {
                     self.insert_dead_letter(&record, letter);
+                }
+                if let Some(end) = attempt_end {
+                    self.attempts.entry(record.id.clone()).or_default().push(AttemptRecord::from_end(
+                        record.id.clone(),
+                        now,
+                        end,
+                    ));
                 }
                 UpdateOutcome::Applied(Some(record))
             }
@@ -187,6 +199,7 @@ fn apply_change(record: &mut TaskRecord, change: Change) {
         input_requests,
         input_responses,
         dead_letter: _,
+        attempt_end: _,
     } = change;
     if let Some(v) = status {
         record.status = v;
@@ -303,6 +316,10 @@ impl TaskStore for MemoryStore {
         Ok(updates.into_iter().map(|u| inner.apply_one(u)).collect())
     }
 
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
+        Ok(self.lock().attempts.get(id).cloned().unwrap_or_default())
+    }
+
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
         let inner = self.lock();
         let rows = inner.tasks.values();
@@ -337,6 +354,10 @@ impl TaskStore for MemoryStore {
             .values()
             .filter(|r| query.statuses.is_empty() || query.statuses.contains(&r.status))
             .filter(|r| query.tool.as_deref().is_none_or(|t| r.tool == t))
+            .filter(|r| query.principal.is_none() || r.principal == query.principal)
+            .filter(|r| query.created_before.is_none_or(|t| r.created_at < t))
+            .filter(|r| query.created_since.is_none_or(|t| r.created_at >= t))
+            .filter(|r| query.id_prefix.as_deref().is_none_or(|p| r.id.as_str().starts_with(p)))
             .cloned()
             .collect();
         rows.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
@@ -381,6 +402,9 @@ impl TaskStore for MemoryStore {
             .values()
             .filter(|(_, d)| query.tool.as_deref().is_none_or(|t| d.tool == t))
             .filter(|(_, d)| query.include_requeued || d.requeued_as.is_none())
+            .filter(|(_, d)| query.dead_before.is_none_or(|t| d.dead_at < t))
+            .filter(|(_, d)| query.dead_since.is_none_or(|t| d.dead_at >= t))
+            .filter(|(_, d)| query.id_prefix.as_deref().is_none_or(|p| d.task_id.as_str().starts_with(p)))
             .collect();
         rows.sort_by(|(sa, a), (sb, b)| b.dead_at.cmp(&a.dead_at).then_with(|| sb.cmp(sa)));
         Ok(rows.into_iter().take(listing_limit(query.limit)).map(|(_, d)| d.clone()).collect())

@@ -2,7 +2,7 @@
 //! store method's meaning never hides in positional arguments.
 
 use mcp_tasks_core::task::{InputRequests, InputResponses};
-use mcp_tasks_core::{Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
+use mcp_tasks_core::{FailureClass, Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -234,6 +234,9 @@ pub struct Change {
     pub input_responses: Option<InputResponses>,
     /// A dead letter to insert in the same transaction.
     pub dead_letter: Option<NewDeadLetter>,
+    /// The attempt this change ends, recorded in the task's attempt history
+    /// in the same transaction (so a lost race records nothing).
+    pub attempt_end: Option<AttemptEnd>,
 }
 
 impl Change {
@@ -348,8 +351,118 @@ pub struct ListQuery {
     pub statuses: Vec<TaskStatus>,
     /// Only this tool.
     pub tool: Option<String>,
+    /// Only tasks of this principal.
+    pub principal: Option<String>,
+    /// Only tasks created strictly before this instant.
+    pub created_before: Option<Timestamp>,
+    /// Only tasks created at or after this instant.
+    pub created_since: Option<Timestamp>,
+    /// Only tasks whose id starts with this text (an operator's abbreviation).
+    pub id_prefix: Option<String>,
     /// Most rows (newest first); 0 means no limit.
     pub limit: usize,
+}
+
+/// How one attempt of a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// The tool returned a result.
+    Completed,
+    /// The tool failed (retried after, or for good: see the class).
+    Failed,
+    /// Its executor stopped holding the lease (died or stalled); triage decided what next.
+    LeaseLapsed,
+    /// It was cancelled (by its client, an operator, or as an orphan).
+    Cancelled,
+    /// The task passed its deadline.
+    TimedOut,
+}
+
+impl AttemptOutcome {
+    /// The outcome as stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Completed => "completed",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::LeaseLapsed => "lease_lapsed",
+            AttemptOutcome::Cancelled => "cancelled",
+            AttemptOutcome::TimedOut => "timed_out",
+        }
+    }
+
+    /// Parses [`as_str`](Self::as_str)'s text.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Completed, Self::Failed, Self::LeaseLapsed, Self::Cancelled, Self::TimedOut]
+            .into_iter()
+            .find(|o| o.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for AttemptOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The end of one attempt, carried by the [`Change`] that ends it. The caller
+/// read the row it guards on, so it names the attempt and its lease holder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptEnd {
+    /// The attempt that ended (the row's attempt before the change).
+    pub attempt: u32,
+    /// When it started (its claim), if known: a dead executor's start is not.
+    pub started_at: Option<Timestamp>,
+    /// The lease holder that ran it, if any held it.
+    pub owner: Option<String>,
+    /// How it ended.
+    pub outcome: AttemptOutcome,
+    /// The failure's class, for a failure that was classified.
+    pub class: Option<FailureClass>,
+    /// The error it ended with, if any.
+    pub error: Option<TaskError>,
+    /// Why, in words (a cancel's reason, what triage decided).
+    pub message: Option<String>,
+}
+
+/// One attempt of a task, as its history keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// The task.
+    pub task_id: TaskId,
+    /// The attempt number.
+    pub attempt: u32,
+    /// When it started, if known.
+    pub started_at: Option<Timestamp>,
+    /// When it ended (the instant of the change that ended it).
+    pub ended_at: Timestamp,
+    /// The lease holder that ran it, if any.
+    pub owner: Option<String>,
+    /// How it ended.
+    pub outcome: AttemptOutcome,
+    /// The failure's class, if classified.
+    pub class: Option<FailureClass>,
+    /// The error it ended with.
+    pub error: Option<TaskError>,
+    /// Why, in words.
+    pub message: Option<String>,
+}
+
+impl AttemptRecord {
+    /// The history row `end` makes for `task` at `ended_at`.
+    pub fn from_end(task_id: TaskId, ended_at: Timestamp, end: AttemptEnd) -> Self {
+        AttemptRecord {
+            task_id,
+            attempt: end.attempt,
+            started_at: end.started_at,
+            ended_at,
+            owner: end.owner,
+            outcome: end.outcome,
+            class: end.class,
+            error: end.error,
+            message: end.message,
+        }
+    }
 }
 
 /// A dead letter to write alongside a task's final failure.
@@ -391,6 +504,12 @@ pub struct DeadLetter {
 pub struct DeadLetterQuery {
     /// Only this tool.
     pub tool: Option<String>,
+    /// Only those dead strictly before this instant.
+    pub dead_before: Option<Timestamp>,
+    /// Only those dead at or after this instant.
+    pub dead_since: Option<Timestamp>,
+    /// Only those whose task id starts with this text.
+    pub id_prefix: Option<String>,
     /// Include those already requeued.
     pub include_requeued: bool,
     /// Most rows (newest first); 0 means no limit.

@@ -93,11 +93,18 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// same task. Returns the row after the change.
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError>;
 
+    /// The attempt history of a task: one row per ended attempt, oldest
+    /// first, each written by the guarded update that ended it (a change
+    /// carrying [`Change::attempt_end`]), in the same atomic step — a lost
+    /// race records nothing. Deleting the task (expiry) deletes its history;
+    /// an unknown task has none. An attempt still running has no row yet.
+    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError>;
+
     /// Candidate rows for a maintenance pass.
     async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError>;
 
-    /// Lists tasks for operators, newest `created_at` first (then by id,
-    /// descending).
+    /// Lists tasks for operators matching every set filter of `query`,
+    /// newest `created_at` first (then by id, descending).
     async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError>;
 
     /// How many tasks are in each status; every status is present (0 when
@@ -114,7 +121,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// learned poll hint is drawn from. Rows without `terminal_at` are skipped.
     async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError>;
 
-    /// Dead letters, newest `dead_at` first (then most recently written).
+    /// Dead letters matching every set filter of `query`, newest `dead_at`
+    /// first (then most recently written).
     async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError>;
 
     /// One dead letter.

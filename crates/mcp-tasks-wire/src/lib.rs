@@ -20,6 +20,9 @@
 //! ```
 
 pub mod envelope;
+mod task_support;
+
+pub use task_support::{TASK_SUPPORT_META_KEY, TaskSupport};
 
 use mcp_tasks_core::{ServerHints, TaskStatus};
 use rmcp::model::{JsonObject, MetaObject, ServerCapabilities, Task, TaskStatus as WireStatus};

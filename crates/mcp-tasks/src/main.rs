@@ -25,10 +25,14 @@ enum Command {
     Call(cmd::call::Args),
     /// Reproduce the paper's study (Tables 1–5) and the E5 extension.
     Study(cmd::study::Args),
-    /// Inspect tasks in a store.
+    /// Inspect tasks in a store, and cancel one.
     Tasks(cmd::tasks::Args),
     /// Inspect and act on the dead-letter queue.
     Dlq(cmd::dlq::Args),
+    /// Run one reaper pass on a store now, or show what it would do (--dry-run).
+    Reap(cmd::reap::Args),
+    /// List a server's tools and whether each runs as a task.
+    Tools(cmd::tools::Args),
     /// Copy a live task database to a new file, beside a running server.
     Backup(cmd::backup::Args),
     /// Measure a server over loopback HTTP beside rmcp's in-memory peer (see BENCHMARKS.md).
@@ -54,6 +58,8 @@ fn main() -> ExitCode {
             Command::Tasks(args) => cmd::tasks::run(args).await,
             Command::Dlq(args) => cmd::dlq::run(args).await,
             Command::Backup(args) => cmd::backup::run(args).await,
+            Command::Reap(args) => cmd::reap::run(args).await,
+            Command::Tools(args) => cmd::tools::run(args).await,
             Command::Bench(args) => cmd::bench::run(args).await,
             Command::Check(args) => cmd::check::run(args).await,
         }

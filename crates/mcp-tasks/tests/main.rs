@@ -21,6 +21,7 @@ mod fleet_sigkill;
 mod fleet_zombie;
 mod graceful_shutdown;
 mod log_flood;
+mod operator_cli;
 mod otlp_trace;
 mod postgres_serve;
 mod quota_flag;

@@ -89,6 +89,7 @@ pub async fn every_change_field_round_trips(store: &dyn TaskStore) {
         input_requests: Some(requests.clone()),
         input_responses: Some(responses.clone()),
         dead_letter: None,
+        attempt_end: None,
     };
     let changed = match apply_one(store, GuardedUpdate::change(Guard::read(&r), set_all)).await {
         UpdateOutcome::Applied(Some(c)) => c,

@@ -24,14 +24,14 @@
 use std::time::Duration;
 
 use mcp_tasks_core::status::ALL_STATUSES;
-use mcp_tasks_core::{TaskError, TaskId};
+use mcp_tasks_core::{FailureClass, TaskError, TaskId};
 use proptest::prelude::*;
 use serde_json::json;
 
 use super::support::{at, lease, new_task};
 use crate::{
-    Change, ClaimParams, DeadLetterQuery, Guard, GuardedUpdate, ListQuery, MemoryStore, NewDeadLetter, NewTask, PurgeQuery,
-    SweepQuery, TaskStore,
+    AttemptEnd, AttemptOutcome, Change, ClaimParams, DeadLetterQuery, Guard, GuardedUpdate, ListQuery, MemoryStore,
+    NewDeadLetter, NewTask, PurgeQuery, SweepQuery, TaskStore,
 };
 
 /// One step of a history. The fields are the generator's small indices
@@ -134,6 +134,16 @@ pub async fn run(ops: Vec<Op>, store: &dyn TaskStore) -> Result<(), TestCaseErro
                         error: TaskError::internal("boom"),
                         dead_at: at(secs),
                     }),
+                    // A status change ends an attempt: written only if it applies.
+                    attempt_end: status.map(|s| AttemptEnd {
+                        attempt: current.as_ref().map_or(1, |r| r.attempt),
+                        started_at: (secs % 2 == 0).then(|| at(secs / 2)),
+                        owner: guard_lease.then(|| "exec".to_owned()),
+                        outcome: if terminal { AttemptOutcome::Failed } else { AttemptOutcome::LeaseLapsed },
+                        class: terminal.then_some(FailureClass::Permanent),
+                        error: dead.then(|| TaskError::internal("boom")),
+                        message: Some(format!("to {s}")),
+                    }),
                     ..Change::default()
                 };
                 let update = GuardedUpdate::change(guard, change);
@@ -197,9 +207,19 @@ pub async fn run(ops: Vec<Op>, store: &dyn TaskStore) -> Result<(), TestCaseErro
                 );
             }
             prop_assert_eq!(memory.get_dead_letter(id).await, store.get_dead_letter(id).await, "{} (letter {})", step, id);
+            prop_assert_eq!(memory.attempts(id).await, store.attempts(id).await, "{} (attempts of {})", step, id);
         }
     }
     prop_assert_eq!(memory.list(ListQuery::default()).await, store.list(ListQuery::default()).await);
+    for id in ids.iter().take(3) {
+        let query = ListQuery {
+            principal: Some("user-0".into()),
+            created_since: Some(at(1)),
+            id_prefix: Some(id.as_str()[..2].to_owned()),
+            ..ListQuery::default()
+        };
+        prop_assert_eq!(memory.list(query.clone()).await, store.list(query).await);
+    }
     prop_assert_eq!(memory.count_by_status().await, store.count_by_status().await);
     prop_assert_eq!(memory.count_by_status_and_tool().await, store.count_by_status_and_tool().await);
     for tool in TOOLS {

@@ -32,7 +32,8 @@ pub async fn list_filters_and_orders(store: &dyn TaskStore) {
     assert_eq!(list(finished).await, vec![made[2].clone(), made[1].clone()]);
     let alphas = ListQuery { tool: Some("alpha".into()), ..ListQuery::default() };
     assert_eq!(list(alphas).await, vec![made[3].clone(), made[2].clone(), made[0].clone()]);
-    let live_betas = ListQuery { tool: Some("beta".into()), statuses: vec![TaskStatus::Working], limit: 10 };
+    let live_betas =
+        ListQuery { tool: Some("beta".into()), statuses: vec![TaskStatus::Working], limit: 10, ..ListQuery::default() };
     assert!(list(live_betas).await.is_empty());
     let full = store.list(ListQuery { limit: 1, ..ListQuery::default() }).await.expect("list");
     assert_eq!(full, vec![get(store, &made[4]).await], "list returns whole records");

@@ -22,6 +22,7 @@
 //! Capability differences between backends are arguments of the test
 //! functions, never `cfg`s.
 
+mod attempts;
 mod claim;
 mod concurrency;
 mod create;
@@ -40,6 +41,7 @@ mod visibility;
 use std::any::Any;
 use std::sync::Arc;
 
+pub use attempts::*;
 pub use claim::*;
 pub use concurrency::*;
 pub use create::*;
@@ -118,6 +120,11 @@ macro_rules! store_conformance_tests {
             get_visible_checks_the_owner,
             quota_caps_tasks_per_principal,
             quota_caps_argument_bytes,
+            retry_then_success_records_two_attempts,
+            a_lost_race_records_no_attempt,
+            attempts_are_deleted_with_their_task,
+            list_filters_by_principal_age_and_id_prefix,
+            dead_letters_filter_by_age,
         );
         $crate::store_conformance_tests!(@shared $make;
             concurrent_claimers_never_share_a_task,

@@ -205,7 +205,7 @@ async fn follow(
 /// A client error as the one line the CLI prints: the client's own text
 /// (which already names the cause; its sources would only repeat it), plus
 /// the flag that fixes it where there is one.
-fn explained(e: ClientError) -> anyhow::Error {
+pub(super) fn explained(e: ClientError) -> anyhow::Error {
     let failure = match &e {
         ClientError::Connect { failure, .. } | ClientError::Transport { failure, .. } => Some(failure),
         _ => None,

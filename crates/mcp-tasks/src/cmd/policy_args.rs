@@ -1,5 +1,6 @@
-//! The policy flags `serve` and `dlq requeue` share, so a requeued task gets
-//! the attempt budget and deadline the server is configured with.
+//! The policy flags `serve`, `dlq requeue` and `reap` share, so a requeued
+//! task gets the attempt budget and deadline the server is configured with,
+//! and an operator's reaper pass enforces the server's windows.
 
 use std::path::PathBuf;
 use std::time::Duration;
