@@ -12,8 +12,8 @@
 //! `MCP-Protocol-Version` equal to the body's, `Mcp-Method: tasks/get` and
 //! `Mcp-Name` equal to the `taskId`. Anything else goes to rmcp unchanged.
 //!
-//! The answer is built by the code rmcp's path runs
-//! ([`DurableTasks::answer_get`]), wrapped in rmcp's own message type and
+//! The answer is built by the code rmcp's path runs (that of
+//! [`DurableTasks::get_task`]), wrapped in rmcp's own message type and
 //! serialized with serde, with the HTTP status rmcp's stateless transport
 //! gives each JSON-RPC error code. The differential test
 //! (`tests/fast_get_differential.rs`) holds the two paths to the same bytes.
