@@ -23,6 +23,7 @@ use crate::body_budget::BodyBudget;
 use crate::custom_handler::Mount;
 use crate::durable::{DurableTasks, DurableTasksBuilder};
 use crate::durable_handler::Durable;
+use crate::fast_get::{FastGet, HandlerTraits};
 use crate::guard::{GuardConfig, guard};
 use crate::handler::{Shared, TaskHandler};
 use crate::inline::InlineTool;
@@ -77,6 +78,8 @@ pub struct TaskServerBuilder {
     max_polls_per_second: Option<NonZeroU32>,
     /// A handler of the user's own instead of the inline tools' handler.
     handler: Option<Mount>,
+    /// Whether `tasks/get` may be answered ahead of rmcp ([`fast_get`](crate::fast_get)).
+    fast_get: bool,
 }
 
 impl std::fmt::Debug for TaskServerBuilder {
@@ -263,6 +266,15 @@ impl TaskServerBuilder {
         self
     }
 
+    /// Whether a plain `tasks/get` is answered ahead of rmcp, by the same
+    /// code and with the same bytes, at a fraction of the cost (default: on;
+    /// see [`fast_get`](crate::fast_get)). Off, every request goes through
+    /// rmcp's service — what the differential test compares against.
+    pub fn fast_get(mut self, on: bool) -> Self {
+        self.fast_get = on;
+        self
+    }
+
     /// Builds the runtime (validating the policy) and the tool routes.
     pub fn build(self) -> Result<TaskServer, ServerError> {
         if let Some(problem) = self.limits.problem(self.max_body_bytes) {
@@ -340,7 +352,10 @@ impl TaskServerBuilder {
                 budget: BodyBudget::new(self.limits.max_body_bytes_in_flight),
                 poll_limit,
                 metrics: Some(self.metrics.clone()),
+                fast_get: None,
             }),
+            fast_get: self.fast_get,
+            fast_get_answers: Arc::default(),
             metrics: self.metrics,
             metrics_endpoint: self.metrics_endpoint,
             allowed_hosts: self.allowed_hosts,
@@ -366,6 +381,8 @@ pub struct TaskServer {
     pub(crate) shutdown_grace: Duration,
     pub(crate) stop: CancellationToken,
     handler: Option<Mount>,
+    fast_get: bool,
+    fast_get_answers: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for TaskServer {
@@ -393,6 +410,7 @@ impl TaskServer {
             metrics_endpoint: true,
             max_polls_per_second: None,
             handler: None,
+            fast_get: true,
         }
     }
 
@@ -436,21 +454,28 @@ impl TaskServer {
         }
         // Enforced even when empty: an empty list refuses every browser origin.
         config = config.with_allowed_origins(self.allowed_origins.clone()).enforce_origin_validation();
-        let mcp = match &self.handler {
+        let allowed_hosts = config.allowed_hosts.clone();
+        let (mcp, traits) = match &self.handler {
             Some(mount) => mount(&self.shared.tasks, config, MCP_PATH),
             None => {
                 let shared = self.shared.clone();
+                let traits = HandlerTraits::of(&shared.tasks.wrap(TaskHandler(shared.clone())));
                 let service: StreamableHttpService<Durable<TaskHandler>, LocalSessionManager> = StreamableHttpService::new(
                     move || Ok(shared.tasks.wrap(TaskHandler(shared.clone()))),
                     Default::default(),
                     config,
                 );
-                Router::new().nest_service(MCP_PATH, service)
+                (Router::new().nest_service(MCP_PATH, service), traits)
             }
         };
+        let mut guard_config = (*self.guard).clone();
+        if self.fast_get {
+            let fast = FastGet::new(self.shared.tasks.clone(), allowed_hosts, traits, self.fast_get_answers.clone());
+            guard_config.fast_get = fast.map(Arc::new);
+        }
         let runtime = self.shared.tasks.runtime().clone();
         let mut router = mcp
-            .layer(axum::middleware::from_fn_with_state(self.guard.clone(), guard))
+            .layer(axum::middleware::from_fn_with_state(Arc::new(guard_config), guard))
             // Outside the guard: refused requests are timed too.
             .layer(axum::middleware::from_fn_with_state(self.metrics.clone(), time_requests))
             // Merged after the layers: probes need no token and no Host/Origin check.
@@ -460,6 +485,19 @@ impl TaskServer {
             router = router.merge(crate::metrics::routes(self.metrics.clone(), runtime));
         }
         router
+    }
+
+    /// This server — the same runtime, tools and counters — with the
+    /// `tasks/get` fast path on or off in the routers it builds from now on
+    /// (see [`TaskServerBuilder::fast_get`]).
+    pub fn with_fast_get(&self, on: bool) -> TaskServer {
+        TaskServer { fast_get: on, ..self.clone() }
+    }
+
+    /// How many `tasks/get` the fast path has answered, over every router of
+    /// this server and its clones.
+    pub fn fast_get_answers(&self) -> u64 {
+        self.fast_get_answers.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Starts the runtime: startup triage, then the executor and the maintenance loops.

@@ -12,10 +12,13 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use crate::durable::DurableTasks;
 use crate::durable_handler::Durable;
+use crate::fast_get::HandlerTraits;
 
 /// Mounts a handler at a path (the MCP endpoint's): the handler type
 /// erased, so `TaskServer` stays one type whichever handler it serves.
-pub(crate) type Mount = Arc<dyn Fn(&DurableTasks, StreamableHttpServerConfig, &str) -> Router + Send + Sync>;
+/// Also says what the `tasks/get` fast path needs to know of the handler.
+pub(crate) type Mount =
+    Arc<dyn Fn(&DurableTasks, StreamableHttpServerConfig, &str) -> (Router, HandlerTraits) + Send + Sync>;
 
 /// The mount for the handler `make` builds. `make` runs once per router;
 /// each request gets a clone, wrapped in [`Durable`].
@@ -26,9 +29,10 @@ where
 {
     Arc::new(move |tasks: &DurableTasks, config, path: &str| {
         let handler = make(tasks);
+        let traits = HandlerTraits::of(&tasks.wrap(handler.clone()));
         let tasks = tasks.clone();
         let service: StreamableHttpService<Durable<H>, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(tasks.wrap(handler.clone())), Default::default(), config);
-        Router::new().nest_service(path, service)
+        (Router::new().nest_service(path, service), traits)
     })
 }

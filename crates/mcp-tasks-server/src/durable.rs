@@ -18,8 +18,8 @@ use mcp_tasks_store::TaskStore;
 use mcp_tasks_wire::TaskSupport;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ExtensionCapabilities, GetTaskParams, GetTaskResult,
-    JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, TaskPayload, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ExtensionCapabilities, GetTaskParams,
+    GetTaskResult, JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer};
@@ -443,20 +443,28 @@ impl DurableTasks {
         request: GetTaskParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let id = TaskId(request.task_id);
         let principal = request_principal(cx);
-        let view = self
-            .0
-            .runtime
-            .get_task(&id, principal.as_deref())
-            .instrument(request_span("tasks/get", cx))
-            .await
-            .map_err(to_mcp)?;
+        let capabilities = cx.client_capabilities().unwrap_or_default();
+        self.answer_get(request.task_id, principal.as_deref(), &capabilities, request_span("tasks/get", cx)).await
+    }
+
+    /// The answer to `tasks/get` from its parts: the task id, the caller's
+    /// principal and declared capabilities, the request's span. Both the rmcp
+    /// path ([`get_task`](Self::get_task)) and the fast path
+    /// ([`fast_get`](crate::fast_get)) answer with it.
+    pub(crate) async fn answer_get(
+        &self,
+        task_id: String,
+        principal: Option<&str>,
+        capabilities: &ClientCapabilities,
+        span: tracing::Span,
+    ) -> Result<GetTaskResult, McpError> {
+        let id = TaskId(task_id);
+        let view = self.0.runtime.get_task(&id, principal).instrument(span).await.map_err(to_mcp)?;
         let mut result = wire::get_result(&view)?;
         // Input requests only of kinds this request's client declared it can answer.
         if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
-            let capabilities = cx.client_capabilities().unwrap_or_default();
-            *input_requests = declared_only(std::mem::take(input_requests), &capabilities)?;
+            *input_requests = declared_only(std::mem::take(input_requests), capabilities)?;
         }
         Ok(result)
     }

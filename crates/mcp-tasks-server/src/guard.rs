@@ -18,6 +18,10 @@
 //! - a `tasks/get` beyond its principal's poll rate, when one is set
 //!   ([`PollLimiter`]): HTTP 429 with `Retry-After`, `-32051`.
 //!
+//! A plain `tasks/get` is answered here, ahead of rmcp, when the server
+//! turns the fast path on ([`fast_get`](crate::fast_get)): by the same
+//! code, with the same bytes.
+//!
 //! The body is parsed once, without copying its contents ([`envelope`]).
 //! A `tasks/*` request without an `Mcp-Name` header gets one derived from
 //! its `taskId` before rmcp sees it (see [`tolerate_missing_task_name`]);
@@ -38,6 +42,7 @@ use crate::auth::{Principal, TokenMap};
 use crate::body_budget::BodyBudget;
 use crate::envelope;
 pub use crate::envelope::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
+use crate::fast_get::FastGet;
 use crate::log_limit::{RateLimitedWarning, truncated};
 use crate::metrics::{RpcMethod, ServerMetrics};
 use crate::rate_limit::{POLL_RATE_LIMITED, PollLimiter, RetryAfter};
@@ -66,6 +71,8 @@ pub struct GuardConfig {
     pub poll_limit: Option<PollLimiter>,
     /// Where refused polls are counted.
     pub metrics: Option<ServerMetrics>,
+    /// Answers a plain `tasks/get` ahead of rmcp, when on.
+    pub fast_get: Option<Arc<FastGet>>,
 }
 
 /// The middleware (use with `axum::middleware::from_fn_with_state`).
@@ -186,12 +193,9 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             return rpc_error(StatusCode::BAD_REQUEST, refusal.id, refusal.code, refusal.message, data);
         }
     };
+    let is_get = method.as_ref().is_some_and(|m| m.0 == "tasks/get");
     // Every answered poll advertises the limit it is counted against.
-    let policy = config
-        .poll_limit
-        .as_ref()
-        .filter(|_| method.as_ref().is_some_and(|m| m.0 == "tasks/get"))
-        .map(|limiter| rate_limit_policy(limiter.per_second()));
+    let policy = config.poll_limit.as_ref().filter(|_| is_get).map(|limiter| rate_limit_policy(limiter.per_second()));
     let with_method = move |mut response: Response| {
         if let Some(policy) = policy {
             response.headers_mut().insert(RATE_LIMIT_POLICY, policy);
@@ -202,6 +206,13 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         response
     };
     let large = bytes.len() > crate::body_budget::SMALL_BODY_BYTES;
+    if !large
+        && is_get
+        && let Some(fast) = &config.fast_get
+        && let Some(response) = fast.answer(&parts, &bytes).await
+    {
+        return with_method(response);
+    }
     let request = Request::from_parts(parts, Body::from(bytes));
     if !large {
         return with_method(next.run(request).await);

@@ -76,6 +76,7 @@ pub mod durable;
 mod durable_handler;
 pub mod elicit;
 mod errors;
+pub mod fast_get;
 pub mod fd_limit;
 pub mod guard;
 mod handler;
