@@ -20,7 +20,8 @@
 //!
 //! A plain `tasks/get` is answered here, ahead of rmcp, when the server
 //! turns the fast path on ([`fast_get`](crate::fast_get)): by the same
-//! code, with the same bytes.
+//! code, with the same bytes; so is a plain `tools/call` creating a durable
+//! task ([`fast_create`](crate::fast_create)).
 //!
 //! The body is parsed once, without copying its contents ([`envelope`]).
 //! A `tasks/*` request without an `Mcp-Name` header gets one derived from
@@ -42,6 +43,7 @@ use crate::auth::{Principal, TokenMap};
 use crate::body_budget::BodyBudget;
 use crate::envelope;
 pub use crate::envelope::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
+use crate::fast_create::FastCreate;
 use crate::fast_get::FastGet;
 use crate::log_limit::{RateLimitedWarning, truncated};
 use crate::metrics::{RpcMethod, ServerMetrics};
@@ -73,6 +75,8 @@ pub struct GuardConfig {
     pub metrics: Option<ServerMetrics>,
     /// Answers a plain `tasks/get` ahead of rmcp, when on.
     pub fast_get: Option<Arc<FastGet>>,
+    /// Answers a plain `tools/call` of a durable tool ahead of rmcp, when on.
+    pub fast_create: Option<Arc<FastCreate>>,
 }
 
 /// The middleware (use with `axum::middleware::from_fn_with_state`).
@@ -194,6 +198,7 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         }
     };
     let is_get = method.as_ref().is_some_and(|m| m.0 == "tasks/get");
+    let is_call = method.as_ref().is_some_and(|m| m.0 == "tools/call");
     // Every answered poll advertises the limit it is counted against.
     let policy = config.poll_limit.as_ref().filter(|_| is_get).map(|limiter| rate_limit_policy(limiter.per_second()));
     let with_method = move |mut response: Response| {
@@ -209,6 +214,13 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
     if !large
         && is_get
         && let Some(fast) = &config.fast_get
+        && let Some(response) = fast.answer(&parts, &bytes).await
+    {
+        return with_method(response);
+    }
+    if !large
+        && is_call
+        && let Some(fast) = &config.fast_create
         && let Some(response) = fast.answer(&parts, &bytes).await
     {
         return with_method(response);
