@@ -17,7 +17,9 @@ use std::sync::Arc;
 use crate::common;
 use common::*;
 use mcp_tasks_core::{ManualClock, Timestamp};
-use mcp_tasks_server::{IDEMPOTENCY_KEY_META_KEY, TaskContext, TaskServerBuilder, TokenMap, ToolFailure};
+use mcp_tasks_server::{
+    Execution, IDEMPOTENCY_KEY_META_KEY, TaskContext, TaskServerBuilder, TaskTool, TokenMap, ToolFailure, ToolSpec,
+};
 use mcp_tasks_store::ListQuery;
 use serde_json::{Value, json};
 
@@ -39,6 +41,27 @@ struct Batch {
     count: u32,
 }
 
+/// A durable tool whose `region` argument travels in an `Mcp-Param-Region`
+/// header too (`x-mcp-header`), which rmcp checks against the body.
+struct Regional;
+
+#[async_trait::async_trait]
+impl TaskTool for Regional {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            input_schema: json!({"type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
+            execution: Execution::TaskRequired,
+            ..ToolSpec::new("regional", "Runs in a region")
+        }
+    }
+
+    async fn run(&self, ctx: TaskContext) -> Result<Value, ToolFailure> {
+        ctx.sleep(std::time::Duration::from_secs(3600)).await?;
+        Ok(json!({}))
+    }
+}
+
 /// One server of the pair and the task ids its answers named, in order.
 struct Side {
     h: Harness,
@@ -49,7 +72,7 @@ impl Side {
     async fn start(clock: Arc<ManualClock>, fast: bool) -> Side {
         let tokens = TokenMap::new([("tok-alice".to_owned(), "alice".to_owned()), ("tok-bob".to_owned(), "bob".to_owned())]);
         let configure = move |b: TaskServerBuilder| {
-            b.clock(clock).auth(tokens).fast_create(fast).task(
+            b.clock(clock).auth(tokens).fast_create(fast).tool(Regional).task(
                 "batch",
                 "Processes a batch",
                 |args: Batch, ctx: TaskContext| async move {
@@ -162,6 +185,10 @@ async fn compare(fast: &mut Side, slow: &mut Side, request: Request, expect_fast
 
 #[tokio::test]
 async fn the_fast_path_creates_as_rmcp_does() {
+    // No exporting layer on this thread (`client_traceparent` installs a
+    // global one): with one, each task stores its creating request's own
+    // span, a fresh random id on either path; without, the client's.
+    let _off = tracing::subscriber::set_default(tracing_subscriber::registry());
     let clock = Arc::new(ManualClock::new(Timestamp::from_secs(1_800_000_000)));
     let mut fast = Side::start(clock.clone(), true).await;
     let mut slow = Side::start(clock, false).await;
@@ -219,6 +246,11 @@ async fn the_fast_path_creates_as_rmcp_does() {
     let r = compare(f, s, call("test_simple_text", json!({}), "tok-alice"), false).await;
     assert!(r["result"]["content"].is_array(), "{r}");
     compare(f, s, call("test_tool_with_task", json!({}), "tok-alice"), false).await;
+    // A durable tool mapping an argument to a header rmcp checks: with the
+    // argument and without its header (refused), and without either.
+    let r = compare(f, s, call("regional", json!({"region": "eu"}), "tok-alice"), false).await;
+    assert_eq!(r["error"]["code"], -32020, "{r}");
+    compare(f, s, call("regional", json!({}), "tok-alice"), false).await;
     // An unknown token: the guard refuses it.
     let r = compare(f, s, call("slow_compute", json!({}), "tok-eve"), false).await;
     assert_eq!(r["error"]["code"], -32600, "{r}");
