@@ -33,6 +33,7 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use rmcp::model::{JsonObject, NumberOrString, RequestMetaObject, ServerJsonRpcMessage, ServerResult};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::auth::Principal;
 use crate::durable::DurableTasks;
@@ -63,12 +64,15 @@ impl std::fmt::Debug for FastCreate {
 }
 
 /// A `tools/call` body of the form taken here: anything more fails to parse
-/// (and goes to rmcp).
+/// (and goes to rmcp). `jsonrpc` and `id` stay raw, to be read as the
+/// guard's envelope check reads them (see [`FastCreate::answer`]).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CallEnvelope {
-    jsonrpc: String,
-    id: NumberOrString,
+struct CallEnvelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a RawValue,
+    #[serde(borrow)]
+    id: &'a RawValue,
     method: String,
     params: CallParams,
 }
@@ -107,15 +111,24 @@ impl FastCreate {
         Some(FastCreate { tasks, checks, header_mapped, answered })
     }
 
-    /// The answer to a `tools/call` that passed the guard's checks, or
-    /// `None` when the request is not one the fast path reproduces exactly.
+    /// The answer to a `tools/call`, or `None` when the request is not one
+    /// the fast path reproduces exactly.
+    ///
+    /// The guard calls it before its envelope check ([`crate::envelope`]),
+    /// so that a creation is parsed once: every body taken here passes that
+    /// check. The typed parse refuses what the check refuses (not an object,
+    /// a repeated or unknown member, a number no `f64` holds, a non-string
+    /// `method` or `name`, non-object `arguments`); `jsonrpc` must be the
+    /// exact text `"2.0"` and `id` a string or an integer in 64 bits, read
+    /// as the check reads them (rmcp alone would also take `1.0`).
     pub(crate) async fn answer(&self, parts: &Parts, body: &[u8]) -> Option<Response> {
         if !self.checks.headers_pass(&parts.headers, "tools/call") {
             return None;
         }
-        let request: CallEnvelope = serde_json::from_slice(body).ok()?;
+        let request: CallEnvelope<'_> = serde_json::from_slice(body).ok()?;
+        let id = request_id(request.id)?;
         let CallParams { name, arguments, meta } = request.params;
-        if request.jsonrpc != "2.0" || request.method != "tools/call" {
+        if request.jsonrpc.get() != "\"2.0\"" || request.method != "tools/call" {
             return None;
         }
         if !self.tasks.owns(&name) || self.header_mapped.contains(&name) {
@@ -134,14 +147,24 @@ impl FastCreate {
         let principal = parts.extensions.get::<Principal>().map(|p| p.0.clone());
         let answer = self.tasks.answer_call_parts(name, arguments.unwrap_or_default(), &meta, capabilities, principal).await;
         let (message, status) = match answer {
-            Ok(response) => (ServerJsonRpcMessage::response(ServerResult::from(response), request.id), StatusCode::OK),
+            Ok(response) => (ServerJsonRpcMessage::response(ServerResult::from(response), id), StatusCode::OK),
             Err(error) => {
                 let status = error_status(error.code);
-                (ServerJsonRpcMessage::error(error, Some(request.id)), status)
+                (ServerJsonRpcMessage::error(error, Some(id)), status)
             }
         };
         respond(&message, status, &self.answered)
     }
+}
+
+/// A request id as the envelope check reads it: a string, or an integer
+/// written as one that fits in 64 bits.
+fn request_id(raw: &RawValue) -> Option<NumberOrString> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        return serde_json::from_str::<String>(text).ok().map(|s| NumberOrString::String(s.into()));
+    }
+    serde_json::from_str::<i64>(text).ok().map(NumberOrString::Number)
 }
 
 /// Whether a schema names `x-mcp-header` anywhere (a superset of what rmcp

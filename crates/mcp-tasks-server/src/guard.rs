@@ -158,6 +158,15 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             return response;
         }
     };
+    // A plain creation is parsed once, by the fast path, which takes only
+    // bodies the envelope check below accepts (see `FastCreate::answer`).
+    if bytes.len() <= crate::body_budget::SMALL_BODY_BYTES
+        && let Some(fast) = &config.fast_create
+        && let Some(mut response) = fast.answer(&parts, &bytes).await
+    {
+        response.extensions_mut().insert(RpcMethod("tools/call".to_owned()));
+        return response;
+    }
     // Parsing a large body is CPU work: keep it off the async workers, where
     // it would delay every other request's I/O.
     let checked = if bytes.len() > crate::body_budget::SMALL_BODY_BYTES {
@@ -198,7 +207,6 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         }
     };
     let is_get = method.as_ref().is_some_and(|m| m.0 == "tasks/get");
-    let is_call = method.as_ref().is_some_and(|m| m.0 == "tools/call");
     // Every answered poll advertises the limit it is counted against.
     let policy = config.poll_limit.as_ref().filter(|_| is_get).map(|limiter| rate_limit_policy(limiter.per_second()));
     let with_method = move |mut response: Response| {
@@ -214,13 +222,6 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
     if !large
         && is_get
         && let Some(fast) = &config.fast_get
-        && let Some(response) = fast.answer(&parts, &bytes).await
-    {
-        return with_method(response);
-    }
-    if !large
-        && is_call
-        && let Some(fast) = &config.fast_create
         && let Some(response) = fast.answer(&parts, &bytes).await
     {
         return with_method(response);

@@ -115,9 +115,11 @@ impl Side {
     }
 }
 
-/// A request: its body and headers (the standard ones unless overridden).
+/// A request: its body (sent as `raw` when set) and headers (the standard
+/// ones unless overridden).
 struct Request {
     body: Value,
+    raw: Option<String>,
     headers: Vec<(&'static str, String)>,
 }
 
@@ -125,7 +127,7 @@ struct Request {
 fn call(tool: &str, arguments: Value, token: &str) -> Request {
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments, "_meta": request_meta(true)}});
-    Request { body, headers: standard_headers(tool, token) }
+    Request { body, raw: None, headers: standard_headers(tool, token) }
 }
 
 fn standard_headers(name: &str, token: &str) -> Vec<(&'static str, String)> {
@@ -157,7 +159,8 @@ async fn send(side: &mut Side, request: &Request) -> Answer {
     for (name, value) in &request.headers {
         builder = builder.header(*name, value);
     }
-    let response = builder.body(request.body.to_string()).send().await.unwrap();
+    let body = request.raw.clone().unwrap_or_else(|| request.body.to_string());
+    let response = builder.body(body).send().await.unwrap();
     let headers = response
         .headers()
         .iter()
@@ -281,6 +284,20 @@ async fn the_fast_path_creates_as_rmcp_does() {
     let mut extra = unusual();
     extra.body["params"]["task"] = json!({"ttl": 1000});
     compare(f, s, extra, false).await;
+    // Bodies the guard's envelope check refuses (the fast path runs before
+    // it): a fractional id (rmcp alone would read `1.0` as 1), `jsonrpc`
+    // spelled with an escape, a repeated member.
+    let mut float_id = unusual();
+    float_id.body["id"] = json!(1.0);
+    let r = compare(f, s, float_id, false).await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    for (from, to) in [("\"2.0\"", "\"\\u0032.0\""), ("\"id\":3", "\"id\":3,\"id\":4")] {
+        let mut odd = unusual();
+        odd.raw = Some(odd.body.to_string().replacen(from, to, 1));
+        assert_ne!(odd.raw.as_deref(), Some(odd.body.to_string().as_str()));
+        let r = compare(f, s, odd, false).await;
+        assert_eq!(r["error"]["code"], -32600, "{r}");
+    }
     // A non-string key is ignored by both paths alike (taken here: same code).
     compare(f, s, unusual().meta(IDEMPOTENCY_KEY_META_KEY, json!(17)), true).await;
 
