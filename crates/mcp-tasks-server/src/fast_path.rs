@@ -81,7 +81,7 @@ impl RequestChecks {
     /// JSON and SSE, one `Mcp-Method` naming `method`.
     pub(crate) fn headers_pass(&self, headers: &HeaderMap, method: &str) -> bool {
         // First the cheap test that tells the fast paths' requests apart.
-        if !single(headers, "mcp-method").is_some_and(|m| m.as_bytes() == method.as_bytes()) {
+        if single(headers, "mcp-method").is_none_or(|m| m.as_bytes() != method.as_bytes()) {
             return false;
         }
         if headers.keys().any(|name| !ALLOWED_HEADERS.contains(&name.as_str())) {
