@@ -23,7 +23,9 @@ use crate::body_budget::BodyBudget;
 use crate::custom_handler::Mount;
 use crate::durable::{DurableTasks, DurableTasksBuilder};
 use crate::durable_handler::Durable;
-use crate::fast_get::{FastGet, HandlerTraits};
+use crate::fast_create::FastCreate;
+use crate::fast_get::FastGet;
+use crate::fast_path::HandlerTraits;
 use crate::guard::{GuardConfig, guard};
 use crate::handler::{Shared, TaskHandler};
 use crate::inline::InlineTool;
@@ -80,6 +82,8 @@ pub struct TaskServerBuilder {
     handler: Option<Mount>,
     /// Whether `tasks/get` may be answered ahead of rmcp ([`fast_get`](crate::fast_get)).
     fast_get: bool,
+    /// Whether a durable tool's `tools/call` may be answered ahead of rmcp ([`fast_create`](crate::fast_create)).
+    fast_create: bool,
 }
 
 impl std::fmt::Debug for TaskServerBuilder {
@@ -275,6 +279,16 @@ impl TaskServerBuilder {
         self
     }
 
+    /// Whether a plain `tools/call` creating a durable task is answered
+    /// ahead of rmcp, by the same code and with the same bytes, at a
+    /// fraction of the cost (default: on; see [`fast_create`](crate::fast_create)).
+    /// Off, every creation goes through rmcp's service — what the
+    /// differential test compares against. Independent of [`fast_get`](Self::fast_get).
+    pub fn fast_create(mut self, on: bool) -> Self {
+        self.fast_create = on;
+        self
+    }
+
     /// Builds the runtime (validating the policy) and the tool routes.
     pub fn build(self) -> Result<TaskServer, ServerError> {
         if let Some(problem) = self.limits.problem(self.max_body_bytes) {
@@ -353,9 +367,12 @@ impl TaskServerBuilder {
                 poll_limit,
                 metrics: Some(self.metrics.clone()),
                 fast_get: None,
+                fast_create: None,
             }),
             fast_get: self.fast_get,
             fast_get_answers: Arc::default(),
+            fast_create: self.fast_create,
+            fast_create_answers: Arc::default(),
             metrics: self.metrics,
             metrics_endpoint: self.metrics_endpoint,
             allowed_hosts: self.allowed_hosts,
@@ -383,6 +400,8 @@ pub struct TaskServer {
     handler: Option<Mount>,
     fast_get: bool,
     fast_get_answers: Arc<std::sync::atomic::AtomicU64>,
+    fast_create: bool,
+    fast_create_answers: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for TaskServer {
@@ -411,6 +430,7 @@ impl TaskServer {
             max_polls_per_second: None,
             handler: None,
             fast_get: true,
+            fast_create: true,
         }
     }
 
@@ -470,8 +490,17 @@ impl TaskServer {
         };
         let mut guard_config = (*self.guard).clone();
         if self.fast_get {
-            let fast = FastGet::new(self.shared.tasks.clone(), allowed_hosts, traits, self.fast_get_answers.clone());
+            let fast = FastGet::new(
+                self.shared.tasks.clone(),
+                allowed_hosts.clone(),
+                traits.clone(),
+                self.fast_get_answers.clone(),
+            );
             guard_config.fast_get = fast.map(Arc::new);
+        }
+        if self.fast_create {
+            let fast = FastCreate::new(self.shared.tasks.clone(), allowed_hosts, traits, self.fast_create_answers.clone());
+            guard_config.fast_create = fast.map(Arc::new);
         }
         let runtime = self.shared.tasks.runtime().clone();
         let mut router = mcp
@@ -498,6 +527,19 @@ impl TaskServer {
     /// this server and its clones.
     pub fn fast_get_answers(&self) -> u64 {
         self.fast_get_answers.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// This server — the same runtime, tools and counters — with the
+    /// creation fast path on or off in the routers it builds from now on
+    /// (see [`TaskServerBuilder::fast_create`]).
+    pub fn with_fast_create(&self, on: bool) -> TaskServer {
+        TaskServer { fast_create: on, ..self.clone() }
+    }
+
+    /// How many `tools/call` the creation fast path has answered, over every
+    /// router of this server and its clones.
+    pub fn fast_create_answers(&self) -> u64 {
+        self.fast_create_answers.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Starts the runtime: startup triage, then the executor and the maintenance loops.

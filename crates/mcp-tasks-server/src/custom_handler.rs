@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use crate::durable::DurableTasks;
 use crate::durable_handler::Durable;
-use crate::fast_get::HandlerTraits;
+use crate::fast_path::HandlerTraits;
 
 /// Mounts a handler at a path (the MCP endpoint's): the handler type
 /// erased, so `TaskServer` stays one type whichever handler it serves.

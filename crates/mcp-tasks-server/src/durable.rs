@@ -19,7 +19,8 @@ use mcp_tasks_wire::TaskSupport;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ExtensionCapabilities, GetTaskParams,
-    GetTaskResult, JsonObject, ServerCapabilities, TASKS_EXTENSION_ID, TaskPayload, Tool, UpdateTaskParams,
+    GetTaskResult, JsonObject, RequestMetaObject, ServerCapabilities, TASKS_EXTENSION_ID, TaskPayload, Tool,
+    UpdateTaskParams,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer};
@@ -33,7 +34,7 @@ use crate::errors::{tasks_required, to_mcp};
 use crate::inline::InlineCall;
 use crate::input_capabilities::declared_only;
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateSeal};
-use crate::request_trace::request_span;
+use crate::request_trace::{meta_request_span, request_span};
 use crate::server_error::ServerError;
 use crate::typed::{DecodeCheck, IntoTaskResult, TypedTool};
 use crate::wire;
@@ -394,25 +395,48 @@ impl DurableTasks {
         request: CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        let Some(route) = self.0.routes.get(&name) else {
+        let call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone());
+        self.answer_call(call).await
+    }
+
+    /// The answer to a `tools/call` of durable tool `name` from its parts:
+    /// the arguments, the request's `_meta`, the caller's capabilities and
+    /// principal. The fast path ([`fast_create`](crate::fast_create)) answers
+    /// with it, by the code the rmcp path ([`call_tool`](Self::call_tool)) runs.
+    pub(crate) async fn answer_call_parts(
+        &self,
+        name: String,
+        arguments: JsonObject,
+        meta: &RequestMetaObject,
+        capabilities: ClientCapabilities,
+        principal: Option<String>,
+    ) -> Result<CallToolResponse, McpError> {
+        let runtime = self.0.runtime.clone();
+        let call = InlineCall::from_parts(name, arguments, meta, capabilities, principal, runtime, self.0.stop.clone());
+        self.answer_call(call).instrument(meta_request_span("tools/call", meta)).await
+    }
+
+    /// Both paths' `tools/call` of a durable tool: the typed arguments
+    /// checked, then the task created (or run inline, or refused).
+    async fn answer_call(&self, mut call: InlineCall) -> Result<CallToolResponse, McpError> {
+        let name = call.name.as_str();
+        let Some(route) = self.0.routes.get(name) else {
             return Err(McpError::invalid_params(
                 format!("unknown durable tool \"{name}\""),
                 Some(serde_json::json!({"tool": name})),
             ));
         };
-        let mut call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone());
         // Moved, not cloned: the arguments may be a megabyte.
         let arguments = Value::Object(std::mem::take(&mut call.arguments));
         if let Some((decode, schema)) = &route.decode
             && let Err(reason) = decode(&arguments)
         {
-            return Err(refuse_undecodable(&name, &arguments, schema, reason));
+            return Err(refuse_undecodable(name, &arguments, schema, reason));
         }
         if call.declares_tasks() {
-            call.start_task(&name, arguments).await
+            call.start_task(name, arguments).await
         } else if route.execution == Execution::TaskOptional {
-            call.run_task_inline(&name, arguments).await
+            call.run_task_inline(name, arguments).await
         } else {
             Err(tasks_required())
         }

@@ -20,7 +20,8 @@
 //!
 //! A plain `tasks/get` is answered here, ahead of rmcp, when the server
 //! turns the fast path on ([`fast_get`](crate::fast_get)): by the same
-//! code, with the same bytes.
+//! code, with the same bytes; so is a plain `tools/call` creating a durable
+//! task ([`fast_create`](crate::fast_create)).
 //!
 //! The body is parsed once, without copying its contents ([`envelope`]).
 //! A `tasks/*` request without an `Mcp-Name` header gets one derived from
@@ -42,6 +43,7 @@ use crate::auth::{Principal, TokenMap};
 use crate::body_budget::BodyBudget;
 use crate::envelope;
 pub use crate::envelope::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
+use crate::fast_create::FastCreate;
 use crate::fast_get::FastGet;
 use crate::log_limit::{RateLimitedWarning, truncated};
 use crate::metrics::{RpcMethod, ServerMetrics};
@@ -73,6 +75,8 @@ pub struct GuardConfig {
     pub metrics: Option<ServerMetrics>,
     /// Answers a plain `tasks/get` ahead of rmcp, when on.
     pub fast_get: Option<Arc<FastGet>>,
+    /// Answers a plain `tools/call` of a durable tool ahead of rmcp, when on.
+    pub fast_create: Option<Arc<FastCreate>>,
 }
 
 /// The middleware (use with `axum::middleware::from_fn_with_state`).
@@ -154,6 +158,15 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             return response;
         }
     };
+    // A plain creation is parsed once, by the fast path, which takes only
+    // bodies the envelope check below accepts (see `FastCreate::answer`).
+    if bytes.len() <= crate::body_budget::SMALL_BODY_BYTES
+        && let Some(fast) = &config.fast_create
+        && let Some(mut response) = fast.answer(&parts, &bytes).await
+    {
+        response.extensions_mut().insert(RpcMethod("tools/call".to_owned()));
+        return response;
+    }
     // Parsing a large body is CPU work: keep it off the async workers, where
     // it would delay every other request's I/O.
     let checked = if bytes.len() > crate::body_budget::SMALL_BODY_BYTES {

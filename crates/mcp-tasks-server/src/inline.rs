@@ -9,7 +9,8 @@ use mcp_tasks_core::TaskId;
 use mcp_tasks_runtime::{CreateTask, Runtime};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ErrorCode, InputResponses, JsonObject, Tool,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ErrorCode, InputResponses, JsonObject, RequestMetaObject,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -65,18 +66,45 @@ impl InlineCall {
         runtime: Runtime,
         server_stop: CancellationToken,
     ) -> Self {
+        let mut call = InlineCall::from_parts(
+            request.name.to_string(),
+            request.arguments.unwrap_or_default(),
+            &cx.meta,
+            cx.client_capabilities().unwrap_or_default(),
+            request_principal(cx),
+            runtime,
+            server_stop,
+        );
+        call.input_responses = request.input_responses;
+        call.request_state = request.request_state;
+        call.cancelled = cx.ct.clone();
+        call
+    }
+
+    /// A `tools/call` without MRTR state from its parts: the tool's name and
+    /// arguments, the request's `_meta` (idempotency key, `traceparent`), the
+    /// caller's capabilities and principal. Nothing cancels it but the server's stop.
+    pub(crate) fn from_parts(
+        name: String,
+        arguments: JsonObject,
+        meta: &RequestMetaObject,
+        client_capabilities: ClientCapabilities,
+        principal: Option<String>,
+        runtime: Runtime,
+        server_stop: CancellationToken,
+    ) -> Self {
         InlineCall {
-            name: request.name.to_string(),
-            arguments: request.arguments.unwrap_or_default(),
-            input_responses: request.input_responses,
-            request_state: request.request_state,
-            client_capabilities: cx.client_capabilities().unwrap_or_default(),
-            principal: request_principal(cx),
-            idempotency_key: cx.meta.get(IDEMPOTENCY_KEY_META_KEY).and_then(Value::as_str).map(str::to_owned),
-            trace_parent: crate::request_trace::client_traceparent(cx)
+            name,
+            arguments,
+            input_responses: None,
+            request_state: None,
+            client_capabilities,
+            principal,
+            idempotency_key: meta.get(IDEMPOTENCY_KEY_META_KEY).and_then(Value::as_str).map(str::to_owned),
+            trace_parent: crate::request_trace::meta_traceparent(meta)
                 .and_then(mcp_tasks_runtime::trace_context::valid_traceparent),
             runtime,
-            cancelled: cx.ct.clone(),
+            cancelled: CancellationToken::new(),
             server_stop,
         }
     }

@@ -8,8 +8,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 /// The client's `_meta.traceparent`, when it is a string.
-pub(crate) fn client_traceparent(cx: &RequestContext<RoleServer>) -> Option<&str> {
-    cx.meta.get(TRACEPARENT).and_then(Value::as_str)
+pub(crate) fn meta_traceparent(meta: &RequestMetaObject) -> Option<&str> {
+    meta.get(TRACEPARENT).and_then(Value::as_str)
 }
 
 /// The span `method`'s request runs in: a child of the client's trace when
@@ -21,7 +21,7 @@ pub(crate) fn request_span(method: &'static str, cx: &RequestContext<RoleServer>
 /// [`request_span`] from the request's `_meta` alone (the fast path has no
 /// rmcp context).
 pub(crate) fn meta_request_span(method: &'static str, meta: &RequestMetaObject) -> tracing::Span {
-    let traceparent = meta.get(TRACEPARENT).and_then(Value::as_str);
+    let traceparent = meta_traceparent(meta);
     let tracestate = meta.get(TRACESTATE).and_then(Value::as_str);
     trace_context::request_span(method, traceparent, tracestate)
 }

@@ -62,6 +62,7 @@ async fn the_request_span_is_the_clients_child_and_the_task_stores_its_context()
     let got = send(&h.url, "tasks/get", &id, json!({"taskId": id}), Some(&client)).await;
     assert!(got["result"]["status"].is_string(), "{got}");
     assert_eq!(h.server.fast_get_answers(), 1, "the poll took the fast path, whose span is checked here");
+    assert_eq!(h.server.fast_create_answers(), 1, "so did the creation");
     provider.force_flush().unwrap();
     let trace = TraceId::from_hex(CLIENT_TRACE).unwrap();
     let spans: Vec<_> =

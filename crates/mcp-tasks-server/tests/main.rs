@@ -16,6 +16,7 @@ mod database_outage;
 mod deploy_monitoring;
 mod drop_in;
 mod examples_run;
+mod fast_create_differential;
 mod fast_get_differential;
 mod header_mismatch;
 mod health_probes;
