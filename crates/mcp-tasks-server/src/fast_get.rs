@@ -18,6 +18,7 @@
 //! gives each JSON-RPC error code. The differential test
 //! (`tests/fast_get_differential.rs`) holds the two paths to the same bytes.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,16 +26,17 @@ use axum::body::Body;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
+use mcp_tasks_runtime::trace_context;
 use rmcp::ServerHandler;
-use rmcp::model::{
-    ErrorCode, JsonObject, NumberOrString, ProtocolVersion, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
-};
+use rmcp::model::{ClientCapabilities, ErrorCode, NumberOrString, ProtocolVersion, ServerJsonRpcMessage, ServerResult};
 use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::auth::Principal;
 use crate::durable::DurableTasks;
 use crate::durable_handler::Durable;
-use crate::request_trace::meta_request_span;
+use crate::envelope;
 
 /// Request headers the fast path knows rmcp ignores or checks as it does.
 /// A request with any other header goes to rmcp.
@@ -52,45 +54,140 @@ pub const ALLOWED_HEADERS: [&str; 11] = [
     "mcp-name",
 ];
 
-/// The `_meta` keys the fast path handles as rmcp's path does.
-const ALLOWED_META_KEYS: [&str; 5] = [
-    "io.modelcontextprotocol/protocolVersion",
-    "io.modelcontextprotocol/clientCapabilities",
-    "io.modelcontextprotocol/clientInfo",
-    mcp_tasks_runtime::trace_context::TRACEPARENT,
-    mcp_tasks_runtime::trace_context::TRACESTATE,
-];
+/// Bytes reserved for an answer's body: most fit.
+const ANSWER_CAPACITY: usize = 512;
 
 /// What the fast path needs of the server behind it (built by
 /// [`TaskServer::router`](crate::TaskServer::router)).
 #[derive(Clone)]
 pub struct FastGet {
     tasks: DurableTasks,
-    /// The `Host` values rmcp's transport allows (empty: any).
+    /// The `Host` values rmcp's transport allows, as given (empty: any).
     allowed_hosts: Vec<String>,
+    /// The same, normalized once: each host name and the port it requires.
+    allowed: Vec<(String, Option<u16>)>,
     /// The protocol versions the handler supports.
     supported_versions: Vec<ProtocolVersion>,
     /// Polls answered here, for [`TaskServer::fast_get_answers`](crate::TaskServer::fast_get_answers).
     answered: Arc<AtomicU64>,
 }
 
-/// A `tasks/get` body, exactly: anything more fails to parse (and goes to rmcp).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GetEnvelope {
-    jsonrpc: String,
+/// A `tasks/get` body of exactly the shape the fast path serves, read in
+/// one pass without copying what it can borrow: anything more, or repeated
+/// members, fails to parse (and the body goes the general way).
+///
+/// Its parse implies the guard's envelope check (`envelope::check`) accepts
+/// the body as a `tasks/get` with this id and `taskId`: every value is read
+/// as rmcp reads it (strings decoded; the parts only skipped, checked
+/// [`readable`](envelope::readable); `jsonrpc` and `id` held to what the
+/// check allows), the members are unique, and the params are ones rmcp's
+/// `GetTaskParams` takes. So the guard checks such a body once, here. The
+/// client capabilities are decoded from their text by the derive rmcp
+/// decodes them from a JSON value with (a repeated member, which the text
+/// refuses and a value would not, sends the body the general way).
+pub(crate) struct GetRequest<'a> {
     id: NumberOrString,
-    method: String,
-    params: GetParams,
+    task_id: Cow<'a, str>,
+    meta: GetMeta<'a>,
+    capabilities: ClientCapabilities,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct GetParams {
-    #[serde(rename = "taskId")]
-    task_id: String,
-    #[serde(rename = "_meta")]
-    meta: JsonObject,
+struct GetEnvelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a RawValue,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    params: Object<GetParams<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetParams<'a> {
+    #[serde(rename = "taskId", borrow)]
+    task_id: Cow<'a, str>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Object<GetMeta<'a>>,
+}
+
+/// `T` read only from a JSON object: serde's derive also reads a struct
+/// from an array of its fields, which is not the shape the fast path serves
+/// (and at the top level, one the envelope check refuses).
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData)).map(Object)
+    }
+}
+
+/// The `_meta` keys the fast path handles as rmcp's path does, and only them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Cow<'a, str>,
+    /// Skipped by the parse, then checked readable and decoded (see [`GetRequest::parse`]).
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
+    client_capabilities: &'a RawValue,
+    /// Not used; skipped by the parse, then checked readable.
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default, borrow)]
+    client_info: Option<&'a RawValue>,
+    #[serde(rename = "traceparent", default)]
+    traceparent: Option<Value>,
+    #[serde(rename = "tracestate", default)]
+    tracestate: Option<Value>,
+}
+
+impl<'a> GetRequest<'a> {
+    /// `body` as a plain `tasks/get`, or `None` when it is anything else.
+    pub(crate) fn parse(body: &'a [u8]) -> Option<Self> {
+        let Object(envelope): Object<GetEnvelope<'a>> = serde_json::from_slice(body).ok()?;
+        if envelope.jsonrpc.get() != "\"2.0\"" || envelope.method != "tasks/get" {
+            return None;
+        }
+        // The ids the envelope check accepts: a string, or an integer of 64 bits written as one.
+        let raw = envelope.id.get();
+        let id = if raw.starts_with('"') {
+            NumberOrString::String(serde_json::from_str::<Cow<'_, str>>(raw).ok()?.into())
+        } else {
+            NumberOrString::Number(serde_json::from_str::<i64>(raw).ok()?)
+        };
+        let Object(params) = envelope.params;
+        let Object(meta) = params.meta;
+        // What the parse only skipped must read as rmcp reads it (the envelope
+        // check's first pass), and the capabilities decode.
+        let capabilities = meta.client_capabilities.get();
+        if !envelope::readable(capabilities) || !meta.client_info.is_none_or(|info| envelope::readable(info.get())) {
+            return None;
+        }
+        let capabilities = serde_json::from_str(capabilities).ok()?;
+        Some(GetRequest { id, task_id: params.task_id, meta, capabilities })
+    }
+
+    /// The task polled.
+    pub(crate) fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// The request's id as JSON (for an answer the guard gives itself).
+    pub(crate) fn id_value(&self) -> Value {
+        self.id.clone().into_json_value()
+    }
 }
 
 impl std::fmt::Debug for FastGet {
@@ -127,9 +224,11 @@ impl FastGet {
         traits: HandlerTraits,
         answered: Arc<AtomicU64>,
     ) -> Option<Self> {
+        let allowed = allowed_hosts.iter().filter_map(|allowed| allowed_host(allowed)).collect();
         traits.advertises_tasks.then(|| FastGet {
             tasks,
             allowed_hosts,
+            allowed,
             supported_versions: traits.supported_versions,
             answered,
         })
@@ -137,26 +236,24 @@ impl FastGet {
 
     /// The answer to a `tasks/get` that passed the guard's checks, or `None`
     /// when the request is not one the fast path reproduces exactly.
-    pub(crate) async fn answer(&self, parts: &Parts, body: &[u8]) -> Option<Response> {
+    pub(crate) async fn answer(&self, parts: &Parts, request: GetRequest<'_>) -> Option<Response> {
         if !self.headers_pass(&parts.headers) {
             return None;
         }
-        let request: GetEnvelope = serde_json::from_slice(body).ok()?;
-        if request.jsonrpc != "2.0" || request.method != "tasks/get" {
+        let meta = &request.meta;
+        if !self.version_passes(&meta.protocol_version, &parts.headers) || !name_matches(&parts.headers, &request.task_id) {
             return None;
         }
-        if !self.meta_passes(&request.params.meta, &parts.headers) || !name_matches(&parts.headers, &request.params.task_id)
-        {
-            return None;
-        }
-        let meta = RequestMetaObject::from(request.params.meta);
-        let capabilities = meta.client_capabilities()?;
+        let capabilities = &request.capabilities;
         if !capabilities.supports_tasks() {
             return None;
         }
         let principal = parts.extensions.get::<Principal>().map(|p| p.0.as_str());
-        let span = meta_request_span("tasks/get", &meta);
-        let answer = self.tasks.answer_get(request.params.task_id, principal, &capabilities, span).await;
+        let traceparent = meta.traceparent.as_ref().and_then(Value::as_str);
+        let tracestate = meta.tracestate.as_ref().and_then(Value::as_str);
+        let span = trace_context::request_span("tasks/get", traceparent, tracestate);
+        let task_id = request.task_id.into_owned();
+        let answer = self.tasks.answer_get(task_id, principal, capabilities, span).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK),
             Err(error) => {
@@ -164,8 +261,10 @@ impl FastGet {
                 (ServerJsonRpcMessage::error(error, Some(request.id)), status)
             }
         };
+        // Sized for a typical answer, so serializing seldom grows it.
+        let mut body = Vec::with_capacity(ANSWER_CAPACITY);
         // rmcp answers 500 when its answer does not serialize: let it.
-        let body = serde_json::to_vec(&message).ok()?;
+        serde_json::to_writer(&mut body, &message).ok()?;
         let mut response = Response::new(Body::from(body));
         *response.status_mut() = status;
         self.answered.fetch_add(1, Ordering::Relaxed);
@@ -196,28 +295,16 @@ impl FastGet {
         if self.allowed_hosts.is_empty() {
             return true;
         }
-        let name = normalize_host(authority.host());
-        self.allowed_hosts.iter().any(|allowed| {
-            let allowed = allowed.trim();
-            if allowed.is_empty() {
-                return false;
-            }
-            match allowed.parse::<axum::http::uri::Authority>() {
-                Ok(a) => normalize_host(a.host()) == name && a.port_u16().is_none_or(|p| authority.port_u16() == Some(p)),
-                Err(_) => normalize_host(allowed) == name,
-            }
+        let name = authority.host().trim_matches('[').trim_matches(']');
+        self.allowed.iter().any(|(allowed, port)| {
+            // `allowed` is lowercase already.
+            name.eq_ignore_ascii_case(allowed) && port.is_none_or(|p| authority.port_u16() == Some(p))
         })
     }
 
-    /// Only known `_meta` keys; a protocol version of 2026-07-28 or later
-    /// that the handler supports and `MCP-Protocol-Version` repeats.
-    fn meta_passes(&self, meta: &JsonObject, headers: &HeaderMap) -> bool {
-        if meta.keys().any(|key| !ALLOWED_META_KEYS.contains(&key.as_str())) {
-            return false;
-        }
-        let Some(version) = meta.get("io.modelcontextprotocol/protocolVersion").and_then(|v| v.as_str()) else {
-            return false;
-        };
+    /// A protocol version of 2026-07-28 or later that the handler supports
+    /// and `MCP-Protocol-Version` repeats.
+    fn version_passes(&self, version: &str, headers: &HeaderMap) -> bool {
         version >= ProtocolVersion::V_2026_07_28.as_str()
             && self.supported_versions.iter().any(|v| v.as_str() == version)
             && single(headers, "mcp-protocol-version").is_some_and(|h| h.as_bytes() == version.as_bytes())
@@ -254,6 +341,19 @@ fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
         sse |= entry.eq_ignore_ascii_case("text/event-stream");
     }
     json && sse
+}
+
+/// An allowed `Host` entry as rmcp's check reads it: the normalized host
+/// name and the port it requires, if any (`None` for a blank entry).
+fn allowed_host(allowed: &str) -> Option<(String, Option<u16>)> {
+    let allowed = allowed.trim();
+    if allowed.is_empty() {
+        return None;
+    }
+    Some(match allowed.parse::<axum::http::uri::Authority>() {
+        Ok(a) => (normalize_host(a.host()), a.port_u16()),
+        Err(_) => (normalize_host(allowed), None),
+    })
 }
 
 fn normalize_host(host: &str) -> String {
