@@ -7,7 +7,7 @@
 //! process); otherwise into whatever global recorder the application
 //! installed (none: nothing is recorded, at the cost of a branch).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -122,6 +122,18 @@ pub struct Metrics {
     recorder: Option<Arc<dyn metrics::Recorder + Send + Sync>>,
     /// Every tool the tasks gauge has a series for (its zeros are kept fresh).
     gauged_tools: Arc<Mutex<BTreeSet<String>>>,
+    /// The handles of the series every poll records into, registered on
+    /// first use with an own recorder: a poll then builds no key and hashes
+    /// no labels into the recorder's registry (it did, twice per poll).
+    per_poll: Arc<Mutex<PerPoll>>,
+}
+
+/// Series handles by label value (tools: the registered ones; operations:
+/// the store's, a fixed set).
+#[derive(Default)]
+struct PerPoll {
+    polls: HashMap<String, metrics::Counter>,
+    store_seconds: HashMap<&'static str, metrics::Histogram>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -133,12 +145,12 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     /// Records into the process's global recorder (the default).
     pub fn global() -> Self {
-        Metrics { recorder: None, gauged_tools: Arc::default() }
+        Metrics { recorder: None, gauged_tools: Arc::default(), per_poll: Arc::default() }
     }
 
     /// Records into `recorder` only.
     pub fn to(recorder: Arc<dyn metrics::Recorder + Send + Sync>) -> Self {
-        Metrics { recorder: Some(recorder), gauged_tools: Arc::default() }
+        Metrics { recorder: Some(recorder), gauged_tools: Arc::default(), per_poll: Arc::default() }
     }
 
     /// Runs `record` (which uses the `metrics` macros) against this
@@ -196,18 +208,45 @@ impl Metrics {
         self.record(|| metrics::counter!(names::TRIAGED, "decision" => decision).increment(1));
     }
 
+    /// The per-poll handles, when kept: only with an own recorder (a handle
+    /// of the global one would stay a no-op if one were installed later).
+    fn per_poll(&self) -> Option<std::sync::MutexGuard<'_, PerPoll>> {
+        self.recorder.as_ref()?;
+        Some(self.per_poll.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     pub(crate) fn polled(&self, tool: &str) {
-        let tool = tool.to_owned();
-        self.record(|| metrics::counter!(names::POLLS, "tool" => tool).increment(1));
+        let Some(mut kept) = self.per_poll() else {
+            let tool = tool.to_owned();
+            return self.record(|| metrics::counter!(names::POLLS, "tool" => tool).increment(1));
+        };
+        if let Some(counter) = kept.polls.get(tool) {
+            return counter.increment(1);
+        }
+        let mut counter = None;
+        let label = tool.to_owned();
+        self.record(|| counter = Some(metrics::counter!(names::POLLS, "tool" => label)));
+        let counter = counter.unwrap_or_else(metrics::Counter::noop);
+        counter.increment(1);
+        kept.polls.insert(tool.to_owned(), counter);
     }
 
     pub(crate) fn store_call(&self, operation: &'static str, took: Duration, failed: bool) {
-        self.record(|| {
-            metrics::histogram!(names::STORE_SECONDS, "operation" => operation).record(took.as_secs_f64());
-            if failed {
-                metrics::counter!(names::STORE_ERRORS, "operation" => operation).increment(1);
+        let seconds = took.as_secs_f64();
+        match self.per_poll() {
+            Some(mut kept) => {
+                let histogram = kept.store_seconds.entry(operation).or_insert_with(|| {
+                    let mut histogram = None;
+                    self.record(|| histogram = Some(metrics::histogram!(names::STORE_SECONDS, "operation" => operation)));
+                    histogram.unwrap_or_else(metrics::Histogram::noop)
+                });
+                histogram.record(seconds);
             }
-        });
+            None => self.record(|| metrics::histogram!(names::STORE_SECONDS, "operation" => operation).record(seconds)),
+        }
+        if failed {
+            self.record(|| metrics::counter!(names::STORE_ERRORS, "operation" => operation).increment(1));
+        }
     }
 
     /// Sets the tasks gauge from `counts` for every status of every tool in

@@ -33,6 +33,7 @@ use crate::limits::ConnectionLimits;
 use crate::metrics::{Collector, ServerMetrics, time_requests};
 use crate::rate_limit::PollLimiter;
 use crate::server_error::ServerError;
+use crate::shared_service::SharedService;
 use crate::typed::{IntoTaskResult, TypedTool};
 
 /// `Origin` values accepted by default: pages served from this machine
@@ -485,7 +486,7 @@ impl TaskServer {
                     Default::default(),
                     config,
                 );
-                (Router::new().nest_service(MCP_PATH, service), traits)
+                (Router::new().nest_service(MCP_PATH, SharedService::new(service)), traits)
             }
         };
         let mut guard_config = (*self.guard).clone();

@@ -13,6 +13,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use crate::durable::DurableTasks;
 use crate::durable_handler::Durable;
 use crate::fast_path::HandlerTraits;
+use crate::shared_service::SharedService;
 
 /// Mounts a handler at a path (the MCP endpoint's): the handler type
 /// erased, so `TaskServer` stays one type whichever handler it serves.
@@ -33,6 +34,6 @@ where
         let tasks = tasks.clone();
         let service: StreamableHttpService<Durable<H>, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(tasks.wrap(handler.clone())), Default::default(), config);
-        (Router::new().nest_service(path, service), traits)
+        (Router::new().nest_service(path, SharedService::new(service)), traits)
     })
 }

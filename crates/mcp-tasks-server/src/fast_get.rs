@@ -18,20 +18,24 @@
 //! gives each JSON-RPC error code. The differential test
 //! (`tests/fast_get_differential.rs`) holds the two paths to the same bytes.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
-use rmcp::model::{JsonObject, NumberOrString, RequestMetaObject, ServerJsonRpcMessage, ServerResult};
+use mcp_tasks_runtime::trace_context;
+use rmcp::model::{ClientCapabilities, NumberOrString, ServerJsonRpcMessage, ServerResult};
 use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::auth::Principal;
 use crate::durable::DurableTasks;
+use crate::envelope;
 pub use crate::fast_path::ALLOWED_HEADERS;
 use crate::fast_path::{HandlerTraits, RequestChecks, error_status, name_matches, respond};
-use crate::request_trace::meta_request_span;
 
 /// What the fast path needs of the server behind it (built by
 /// [`TaskServer::router`](crate::TaskServer::router)).
@@ -44,23 +48,122 @@ pub struct FastGet {
     answered: Arc<AtomicU64>,
 }
 
-/// A `tasks/get` body, exactly: anything more fails to parse (and goes to rmcp).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GetEnvelope {
-    jsonrpc: String,
+/// A `tasks/get` body of exactly the shape the fast path serves, read in
+/// one pass without copying what it can borrow: anything more, or repeated
+/// members, fails to parse (and the body goes the general way).
+///
+/// Its parse implies the guard's envelope check (`envelope::check`) accepts
+/// the body as a `tasks/get` with this id and `taskId`: every value is read
+/// as rmcp reads it (strings decoded; the parts only skipped, checked
+/// [`readable`](envelope::readable); `jsonrpc` and `id` held to what the
+/// check allows), the members are unique, and the params are ones rmcp's
+/// `GetTaskParams` takes. So the guard checks such a body once, here. The
+/// client capabilities are decoded from their text by the derive rmcp
+/// decodes them from a JSON value with (a repeated member, which the text
+/// refuses and a value would not, sends the body the general way).
+pub(crate) struct GetRequest<'a> {
     id: NumberOrString,
-    method: String,
-    params: GetParams,
+    task_id: Cow<'a, str>,
+    meta: GetMeta<'a>,
+    capabilities: ClientCapabilities,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct GetParams {
-    #[serde(rename = "taskId")]
-    task_id: String,
-    #[serde(rename = "_meta")]
-    meta: JsonObject,
+struct GetEnvelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a RawValue,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    params: Object<GetParams<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetParams<'a> {
+    #[serde(rename = "taskId", borrow)]
+    task_id: Cow<'a, str>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Object<GetMeta<'a>>,
+}
+
+/// `T` read only from a JSON object: serde's derive also reads a struct
+/// from an array of its fields, which is not the shape the fast path serves
+/// (and at the top level, one the envelope check refuses).
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData)).map(Object)
+    }
+}
+
+/// The `_meta` keys the fast path handles as rmcp's path does, and only them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Cow<'a, str>,
+    /// Skipped by the parse, then checked readable and decoded (see [`GetRequest::parse`]).
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
+    client_capabilities: &'a RawValue,
+    /// Not used; skipped by the parse, then checked readable.
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default, borrow)]
+    client_info: Option<&'a RawValue>,
+    #[serde(rename = "traceparent", default)]
+    traceparent: Option<Value>,
+    #[serde(rename = "tracestate", default)]
+    tracestate: Option<Value>,
+}
+
+impl<'a> GetRequest<'a> {
+    /// `body` as a plain `tasks/get`, or `None` when it is anything else.
+    pub(crate) fn parse(body: &'a [u8]) -> Option<Self> {
+        let Object(envelope): Object<GetEnvelope<'a>> = serde_json::from_slice(body).ok()?;
+        if envelope.jsonrpc.get() != "\"2.0\"" || envelope.method != "tasks/get" {
+            return None;
+        }
+        // The ids the envelope check accepts: a string, or an integer of 64 bits written as one.
+        let raw = envelope.id.get();
+        let id = if raw.starts_with('"') {
+            NumberOrString::String(serde_json::from_str::<Cow<'_, str>>(raw).ok()?.into())
+        } else {
+            NumberOrString::Number(serde_json::from_str::<i64>(raw).ok()?)
+        };
+        let Object(params) = envelope.params;
+        let Object(meta) = params.meta;
+        // What the parse only skipped must read as rmcp reads it (the envelope
+        // check's first pass), and the capabilities decode.
+        let capabilities = meta.client_capabilities.get();
+        if !envelope::readable(capabilities) || !meta.client_info.is_none_or(|info| envelope::readable(info.get())) {
+            return None;
+        }
+        let capabilities = serde_json::from_str(capabilities).ok()?;
+        Some(GetRequest { id, task_id: params.task_id, meta, capabilities })
+    }
+
+    /// The task polled.
+    pub(crate) fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// The request's id as JSON (for an answer the guard gives itself).
+    pub(crate) fn id_value(&self) -> Value {
+        self.id.clone().into_json_value()
+    }
 }
 
 impl std::fmt::Debug for FastGet {
@@ -87,27 +190,26 @@ impl FastGet {
 
     /// The answer to a `tasks/get` that passed the guard's checks, or `None`
     /// when the request is not one the fast path reproduces exactly.
-    pub(crate) async fn answer(&self, parts: &Parts, body: &[u8]) -> Option<Response> {
+    pub(crate) async fn answer(&self, parts: &Parts, request: GetRequest<'_>) -> Option<Response> {
         if !self.checks.headers_pass(&parts.headers, "tasks/get") {
             return None;
         }
-        let request: GetEnvelope = serde_json::from_slice(body).ok()?;
-        if request.jsonrpc != "2.0" || request.method != "tasks/get" {
-            return None;
-        }
-        if !self.checks.meta_passes(&request.params.meta, &parts.headers, &[])
-            || !name_matches(&parts.headers, &request.params.task_id)
+        let meta = &request.meta;
+        if !self.checks.version_passes(&meta.protocol_version, &parts.headers)
+            || !name_matches(&parts.headers, &request.task_id)
         {
             return None;
         }
-        let meta = RequestMetaObject::from(request.params.meta);
-        let capabilities = meta.client_capabilities()?;
+        let capabilities = &request.capabilities;
         if !capabilities.supports_tasks() {
             return None;
         }
         let principal = parts.extensions.get::<Principal>().map(|p| p.0.as_str());
-        let span = meta_request_span("tasks/get", &meta);
-        let answer = self.tasks.answer_get(request.params.task_id, principal, &capabilities, span).await;
+        let traceparent = meta.traceparent.as_ref().and_then(Value::as_str);
+        let tracestate = meta.tracestate.as_ref().and_then(Value::as_str);
+        let span = trace_context::request_span("tasks/get", traceparent, tracestate);
+        let task_id = request.task_id.into_owned();
+        let answer = self.tasks.answer_get(task_id, principal, capabilities, span).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK),
             Err(error) => {

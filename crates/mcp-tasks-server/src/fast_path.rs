@@ -61,11 +61,16 @@ impl HandlerTraits {
     }
 }
 
+/// Bytes reserved for an answer's body: most fit.
+const ANSWER_CAPACITY: usize = 512;
+
 /// The transport's and the handler's checks a fast path repeats.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestChecks {
-    /// The `Host` values rmcp's transport allows (empty: any).
+    /// The `Host` values rmcp's transport allows, as given (empty: any).
     allowed_hosts: Vec<String>,
+    /// The same, normalized once: each host name and the port it requires.
+    allowed: Vec<(String, Option<u16>)>,
     /// The protocol versions the handler supports.
     supported_versions: Vec<ProtocolVersion>,
 }
@@ -74,7 +79,8 @@ impl RequestChecks {
     /// The checks of a transport allowing `allowed_hosts` in front of a
     /// handler supporting `supported_versions`.
     pub(crate) fn new(allowed_hosts: Vec<String>, supported_versions: Vec<ProtocolVersion>) -> Self {
-        RequestChecks { allowed_hosts, supported_versions }
+        let allowed = allowed_hosts.iter().filter_map(|allowed| allowed_host(allowed)).collect();
+        RequestChecks { allowed_hosts, allowed, supported_versions }
     }
 
     /// Only known headers, an allowed `Host`, no `Origin`, an `Accept` of
@@ -101,16 +107,10 @@ impl RequestChecks {
         if self.allowed_hosts.is_empty() {
             return true;
         }
-        let name = normalize_host(authority.host());
-        self.allowed_hosts.iter().any(|allowed| {
-            let allowed = allowed.trim();
-            if allowed.is_empty() {
-                return false;
-            }
-            match allowed.parse::<axum::http::uri::Authority>() {
-                Ok(a) => normalize_host(a.host()) == name && a.port_u16().is_none_or(|p| authority.port_u16() == Some(p)),
-                Err(_) => normalize_host(allowed) == name,
-            }
+        let name = authority.host().trim_matches('[').trim_matches(']');
+        self.allowed.iter().any(|(allowed, port)| {
+            // `allowed` is lowercase already.
+            name.eq_ignore_ascii_case(allowed) && port.is_none_or(|p| authority.port_u16() == Some(p))
         })
     }
 
@@ -124,6 +124,12 @@ impl RequestChecks {
         let Some(version) = meta.get("io.modelcontextprotocol/protocolVersion").and_then(|v| v.as_str()) else {
             return false;
         };
+        self.version_passes(version, headers)
+    }
+
+    /// A protocol version of 2026-07-28 or later that the handler supports
+    /// and `MCP-Protocol-Version` repeats.
+    pub(crate) fn version_passes(&self, version: &str, headers: &HeaderMap) -> bool {
         version >= ProtocolVersion::V_2026_07_28.as_str()
             && self.supported_versions.iter().any(|v| v.as_str() == version)
             && single(headers, "mcp-protocol-version").is_some_and(|h| h.as_bytes() == version.as_bytes())
@@ -161,6 +167,19 @@ fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     json && sse
 }
 
+/// An allowed `Host` entry as rmcp's check reads it: the normalized host
+/// name and the port it requires, if any (`None` for a blank entry).
+fn allowed_host(allowed: &str) -> Option<(String, Option<u16>)> {
+    let allowed = allowed.trim();
+    if allowed.is_empty() {
+        return None;
+    }
+    Some(match allowed.parse::<axum::http::uri::Authority>() {
+        Ok(a) => (normalize_host(a.host()), a.port_u16()),
+        Err(_) => (normalize_host(allowed), None),
+    })
+}
+
 fn normalize_host(host: &str) -> String {
     host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
 }
@@ -180,7 +199,9 @@ pub(crate) fn error_status(code: ErrorCode) -> StatusCode {
 /// `message` as rmcp's transport sends it (JSON, `status`), counted in
 /// `answered`; `None` when it does not serialize (rmcp answers 500 then: let it).
 pub(crate) fn respond(message: &ServerJsonRpcMessage, status: StatusCode, answered: &Arc<AtomicU64>) -> Option<Response> {
-    let body = serde_json::to_vec(message).ok()?;
+    // Sized for a typical answer, so serializing seldom grows it.
+    let mut body = Vec::with_capacity(ANSWER_CAPACITY);
+    serde_json::to_writer(&mut body, message).ok()?;
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     answered.fetch_add(1, Ordering::Relaxed);

@@ -23,7 +23,9 @@
 //! code, with the same bytes; so is a plain `tools/call` creating a durable
 //! task ([`fast_create`](crate::fast_create)).
 //!
-//! The body is parsed once, without copying its contents ([`envelope`]).
+//! The body is parsed once, without copying its contents: by [`envelope`],
+//! or, for a plain `tasks/get` when the fast path is on, by the fast path's
+//! own borrowed parse, whose success implies the envelope check's verdict.
 //! A `tasks/*` request without an `Mcp-Name` header gets one derived from
 //! its `taskId` before rmcp sees it (see [`tolerate_missing_task_name`]);
 //! a present header that disagrees with the body is still `-32020`.
@@ -33,6 +35,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -44,7 +47,7 @@ use crate::body_budget::BodyBudget;
 use crate::envelope;
 pub use crate::envelope::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use crate::fast_create::FastCreate;
-use crate::fast_get::FastGet;
+use crate::fast_get::{FastGet, GetRequest};
 use crate::log_limit::{RateLimitedWarning, truncated};
 use crate::metrics::{RpcMethod, ServerMetrics};
 use crate::rate_limit::{POLL_RATE_LIMITED, PollLimiter, RetryAfter};
@@ -158,18 +161,34 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             return response;
         }
     };
+    let large = bytes.len() > crate::body_budget::SMALL_BODY_BYTES;
     // A plain creation is parsed once, by the fast path, which takes only
     // bodies the envelope check below accepts (see `FastCreate::answer`).
-    if bytes.len() <= crate::body_budget::SMALL_BODY_BYTES
+    if !large
         && let Some(fast) = &config.fast_create
-        && let Some(mut response) = fast.answer(&parts, &bytes).await
+        && let Some(response) = fast.answer(&parts, &bytes).await
     {
-        response.extensions_mut().insert(RpcMethod("tools/call".to_owned()));
-        return response;
+        return finisher(&config, Some(RpcMethod::CALL))(response);
+    }
+    // A plain `tasks/get` is read once, borrowed, by the fast path's parse,
+    // whose success implies the envelope check's verdict (see `GetRequest`).
+    if !large
+        && let Some(fast) = &config.fast_get
+        && let Some(get) = GetRequest::parse(&bytes)
+    {
+        tolerate_missing_task_name(&mut parts.headers, get.task_id());
+        if let Some(refused) = limit_poll(&config, &parts, || get.id_value()) {
+            return refused;
+        }
+        let finish = finisher(&config, Some(RpcMethod::GET));
+        if let Some(response) = fast.answer(&parts, get).await {
+            return finish(response);
+        }
+        return finish(next.run(Request::from_parts(parts, Body::from(bytes))).await);
     }
     // Parsing a large body is CPU work: keep it off the async workers, where
     // it would delay every other request's I/O.
-    let checked = if bytes.len() > crate::body_budget::SMALL_BODY_BYTES {
+    let checked = if large {
         let shared = bytes.clone();
         match tokio::task::spawn_blocking(move || envelope::check(&shared)).await {
             Ok(checked) => checked,
@@ -185,47 +204,20 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
             if let Some(task_id) = &checked.task_id {
                 tolerate_missing_task_name(&mut parts.headers, task_id);
             }
-            if checked.method.as_deref() == Some("tasks/get")
-                && let Some(limiter) = &config.poll_limit
+            let method = checked.method.as_deref().map(RpcMethod::of);
+            if method == Some(RpcMethod::GET)
+                && let Some(refused) = limit_poll(&config, &parts, || checked.id)
             {
-                let principal = parts.extensions.get::<Principal>().map_or("", |p| p.0.as_str());
-                if let Err(wait) = limiter.check(principal) {
-                    if let Some(metrics) = &config.metrics {
-                        metrics.poll_rate_limited();
-                    }
-                    let mut response = poll_rate_limited(checked.id, limiter.per_second(), wait);
-                    response.headers_mut().insert(RATE_LIMIT_POLICY, rate_limit_policy(limiter.per_second()));
-                    response.extensions_mut().insert(RpcMethod("tasks/get".to_owned()));
-                    return response;
-                }
+                return refused;
             }
-            checked.method.map(RpcMethod)
+            method
         }
         Err(refusal) => {
             let data = refusal.method.map(|method| json!({"method": method}));
             return rpc_error(StatusCode::BAD_REQUEST, refusal.id, refusal.code, refusal.message, data);
         }
     };
-    let is_get = method.as_ref().is_some_and(|m| m.0 == "tasks/get");
-    // Every answered poll advertises the limit it is counted against.
-    let policy = config.poll_limit.as_ref().filter(|_| is_get).map(|limiter| rate_limit_policy(limiter.per_second()));
-    let with_method = move |mut response: Response| {
-        if let Some(policy) = policy {
-            response.headers_mut().insert(RATE_LIMIT_POLICY, policy);
-        }
-        if let Some(method) = method {
-            response.extensions_mut().insert(method);
-        }
-        response
-    };
-    let large = bytes.len() > crate::body_budget::SMALL_BODY_BYTES;
-    if !large
-        && is_get
-        && let Some(fast) = &config.fast_get
-        && let Some(response) = fast.answer(&parts, &bytes).await
-    {
-        return with_method(response);
-    }
+    let with_method = finisher(&config, method);
     let request = Request::from_parts(parts, Body::from(bytes));
     if !large {
         return with_method(next.run(request).await);
@@ -239,6 +231,37 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, mut request: Request,
         Ok(response) => with_method(response),
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => shutting_down(),
+    }
+}
+
+/// The answer to a poll beyond its principal's rate, when a limit is set
+/// and this one is; `id` gives the request's id.
+fn limit_poll(config: &GuardConfig, parts: &Parts, id: impl FnOnce() -> Value) -> Option<Response> {
+    let limiter = config.poll_limit.as_ref()?;
+    let principal = parts.extensions.get::<Principal>().map_or("", |p| p.0.as_str());
+    let wait = limiter.check(principal).err()?;
+    if let Some(metrics) = &config.metrics {
+        metrics.poll_rate_limited();
+    }
+    let mut response = poll_rate_limited(id(), limiter.per_second(), wait);
+    response.headers_mut().insert(RATE_LIMIT_POLICY, rate_limit_policy(limiter.per_second()));
+    response.extensions_mut().insert(RpcMethod::GET);
+    Some(response)
+}
+
+/// What every answer to a request of `method` carries: the method (for the
+/// timing layer) and, on a poll, the limit it is counted against.
+fn finisher(config: &GuardConfig, method: Option<RpcMethod>) -> impl FnOnce(Response) -> Response + use<> {
+    let is_get = method == Some(RpcMethod::GET);
+    let policy = config.poll_limit.as_ref().filter(|_| is_get).map(|limiter| rate_limit_policy(limiter.per_second()));
+    move |mut response: Response| {
+        if let Some(policy) = policy {
+            response.headers_mut().insert(RATE_LIMIT_POLICY, policy);
+        }
+        if let Some(method) = method {
+            response.extensions_mut().insert(method);
+        }
+        response
     }
 }
 

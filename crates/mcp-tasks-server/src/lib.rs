@@ -94,6 +94,7 @@ pub mod request_state;
 mod request_trace;
 pub mod serve;
 mod server_error;
+mod shared_service;
 pub mod tools;
 pub mod typed;
 pub mod wire;

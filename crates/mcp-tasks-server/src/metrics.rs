@@ -10,7 +10,7 @@
 //! ([`TaskServerBuilder::metrics_endpoint`](crate::TaskServerBuilder::metrics_endpoint))
 //! or keeps the port private.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -59,7 +59,7 @@ static REFRESH_WARNING: RateLimitedWarning = RateLimitedWarning::new(Duration::f
 
 /// The JSON-RPC methods a request-latency label may name; any other is `other`
 /// (a client chooses the method string: labels must stay few).
-const KNOWN_METHODS: &[&str] = &[
+const KNOWN_METHODS: [&str; 19] = [
     "initialize",
     "ping",
     "server/discover",
@@ -81,6 +81,25 @@ const KNOWN_METHODS: &[&str] = &[
     "notifications/cancelled",
 ];
 
+/// The label of a method outside [`KNOWN_METHODS`], by index.
+const OTHER: usize = KNOWN_METHODS.len();
+/// The label of a request refused before its method was read, by index.
+const NONE: usize = OTHER + 1;
+
+/// Every request-latency label: [`KNOWN_METHODS`], then `other` and `none`.
+fn label(index: usize) -> &'static str {
+    match index {
+        OTHER => "other",
+        NONE => "none",
+        known => KNOWN_METHODS[known],
+    }
+}
+
+/// The request-latency histogram of each label, registered on its first
+/// request (a series appears once it has a count). Looked up by index, so
+/// recording builds no key and hashes nothing.
+type LatencyHistograms = Arc<[OnceLock<metrics::Histogram>; NONE + 1]>;
+
 /// Reads a value off the server's store when scraped (say, a store's
 /// group-commit totals); registered with
 /// [`TaskServerBuilder::metrics_collector`](crate::TaskServerBuilder::metrics_collector).
@@ -90,6 +109,7 @@ pub type Collector = Arc<dyn Fn(&Metrics) + Send + Sync>;
 #[derive(Clone)]
 pub struct ServerMetrics {
     handle: PrometheusHandle,
+    latency: LatencyHistograms,
     metrics: Metrics,
     collectors: Vec<Collector>,
 }
@@ -115,7 +135,12 @@ impl ServerMetrics {
             .expect("the bucket list is not empty")
             .build_recorder();
         let handle = recorder.handle();
-        ServerMetrics { handle, metrics: Metrics::to(Arc::new(recorder)), collectors: Vec::new() }
+        ServerMetrics {
+            handle,
+            latency: Arc::new(std::array::from_fn(|_| OnceLock::new())),
+            metrics: Metrics::to(Arc::new(recorder)),
+            collectors: Vec::new(),
+        }
     }
 
     /// The facade the runtime records through (into this recorder).
@@ -146,10 +171,15 @@ impl ServerMetrics {
         self.handle.render()
     }
 
-    fn request(&self, method: &'static str, took: Duration) {
-        self.metrics.record(|| {
-            metrics::histogram!(names::HTTP_REQUEST_SECONDS, "method" => method).record(took.as_secs_f64());
+    fn request(&self, method: Option<&RpcMethod>, took: Duration) {
+        let index = method.map_or(NONE, |m| m.0);
+        let histogram = self.latency[index].get_or_init(|| {
+            let label = label(index);
+            let mut registered = None;
+            self.metrics.record(|| registered = Some(metrics::histogram!(names::HTTP_REQUEST_SECONDS, "method" => label)));
+            registered.unwrap_or_else(metrics::Histogram::noop)
         });
+        histogram.record(took.as_secs_f64());
     }
 
     pub(crate) fn poll_rate_limited(&self) {
@@ -157,24 +187,54 @@ impl ServerMetrics {
     }
 }
 
-/// The JSON-RPC method of a request, as the guard read it (a response
-/// extension the timing layer reads).
-#[derive(Debug, Clone)]
-pub(crate) struct RpcMethod(pub(crate) String);
+/// The JSON-RPC method of a request as the guard read it, by its label (a
+/// response extension the timing layer reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RpcMethod(usize);
 
-/// The label for `method`.
-fn method_label(method: Option<&RpcMethod>) -> &'static str {
-    match method {
-        None => "none",
-        Some(RpcMethod(m)) => KNOWN_METHODS.iter().find(|known| **known == m).copied().unwrap_or("other"),
+impl RpcMethod {
+    /// `tasks/get`.
+    pub(crate) const GET: RpcMethod = RpcMethod::known("tasks/get");
+    /// `tools/call`.
+    pub(crate) const CALL: RpcMethod = RpcMethod::known("tools/call");
+
+    /// The label of `method`: itself when known, else `other`.
+    pub(crate) fn of(method: &str) -> Self {
+        RpcMethod(KNOWN_METHODS.iter().position(|known| *known == method).unwrap_or(OTHER))
     }
+
+    /// A method of [`KNOWN_METHODS`] (a compile error otherwise).
+    const fn known(method: &str) -> Self {
+        let mut index = 0;
+        while index < KNOWN_METHODS.len() {
+            if bytes_equal(KNOWN_METHODS[index].as_bytes(), method.as_bytes()) {
+                return RpcMethod(index);
+            }
+            index += 1;
+        }
+        panic!("not a known method")
+    }
+}
+
+const fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Times every request to `/mcp` (outside the guard, so refusals count too).
 pub(crate) async fn time_requests(State(metrics): State<ServerMetrics>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let response = next.run(request).await;
-    metrics.request(method_label(response.extensions().get::<RpcMethod>()), started.elapsed());
+    metrics.request(response.extensions().get::<RpcMethod>(), started.elapsed());
     response
 }
 
@@ -198,9 +258,10 @@ mod tests {
 
     #[test]
     fn methods_outside_the_known_set_share_one_label() {
-        assert_eq!(method_label(Some(&RpcMethod("tasks/get".into()))), "tasks/get");
-        assert_eq!(method_label(Some(&RpcMethod("x/attacker-chosen-1".into()))), "other");
-        assert_eq!(method_label(None), "none");
+        assert_eq!(label(RpcMethod::of("tasks/get").0), "tasks/get");
+        assert_eq!(RpcMethod::GET, RpcMethod::of("tasks/get"));
+        assert_eq!(label(RpcMethod::of("x/attacker-chosen-1").0), "other");
+        assert_eq!(label(NONE), "none");
     }
 
     #[test]

@@ -178,6 +178,72 @@ async fn the_fast_path_answers_as_rmcp_does() {
     assert_eq!(status, 200);
     assert_eq!(h.server.fast_get_answers(), before, "an unusual header falls through to rmcp");
 
+    // Bodies whose every difference from a plain poll lies in what the fast
+    // path's parse only skips or refuses: both servers answer them alike, and
+    // only the escaped but plain one takes the fast path.
+    let meta = |caps: &str, info: &str| {
+        format!(
+            r#"{{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {caps}, "io.modelcontextprotocol/clientInfo": {info}}}"#
+        )
+    };
+    let caps = r#"{"extensions": {"io.modelcontextprotocol/tasks": {}}}"#;
+    let info = r#"{"name": "raw", "version": "0"}"#;
+    let poll_body = |jsonrpc: &str, id: &str, params: String| {
+        format!(r#"{{"jsonrpc": {jsonrpc}, "id": {id}, "method": "tasks/get", "params": {params}}}"#)
+    };
+    let params = |task_id: &str, meta: String| format!(r#"{{"taskId": "{task_id}", "_meta": {meta}}}"#);
+    let escaped = format!("\\u{:04x}{}", working.as_bytes()[0], &working[1..]);
+    let cases = [
+        ("escaped taskId", poll_body(r#""2.0""#, "3", params(&escaped, meta(caps, info))), true),
+        (
+            "number beyond f64 in clientInfo",
+            poll_body(r#""2.0""#, "3", params(&working, meta(caps, r#"{"v": 1e400}"#))),
+            false,
+        ),
+        (
+            "number beyond f64 in an unknown capability",
+            poll_body(
+                r#""2.0""#,
+                "3",
+                params(&working, meta(r#"{"x": 1e400, "extensions": {"io.modelcontextprotocol/tasks": {}}}"#, info)),
+            ),
+            false,
+        ),
+        (
+            "lone surrogate in clientInfo",
+            poll_body(r#""2.0""#, "3", params(&working, meta(caps, r#"{"name": "\ud800"}"#))),
+            false,
+        ),
+        ("fractional id", poll_body(r#""2.0""#, "1.0", params(&working, meta(caps, info))), false),
+        ("id beyond 64 bits", poll_body(r#""2.0""#, "9223372036854775808", params(&working, meta(caps, info))), false),
+        ("escaped jsonrpc", poll_body(r#""2\u002e0""#, "3", params(&working, meta(caps, info))), false),
+        (
+            "repeated taskId",
+            poll_body(
+                r#""2.0""#,
+                "3",
+                format!(r#"{{"taskId": "{working}", "taskId": "{working}", "_meta": {}}}"#, meta(caps, info)),
+            ),
+            false,
+        ),
+        ("params as an array", poll_body(r#""2.0""#, "3", format!(r#"[{}, "{working}"]"#, meta(caps, info))), false),
+        (
+            "_meta as an array",
+            poll_body(r#""2.0""#, "3", format!(r#"{{"taskId": "{working}", "_meta": ["2026-07-28", {caps}]}}"#)),
+            false,
+        ),
+        ("an array of the members", format!(r#"["2.0", 3, "tasks/get", {}]"#, params(&working, meta(caps, info))), false),
+    ];
+    let headers = [("Mcp-Method", "tasks/get"), ("Mcp-Name", working.as_str()), ("Authorization", "Bearer tok-alice")];
+    for (case, body, fast_path) in cases {
+        let before = h.server.fast_get_answers();
+        let fast = post_raw(&h.url, body.clone(), &headers).await;
+        assert_eq!(h.server.fast_get_answers(), before + u64::from(fast_path), "{case}: took the fast path: {fast:?}");
+        let slow = post_raw(&slow_url, body, &headers).await;
+        assert_eq!(fast, slow, "{case}: the two servers answer differently");
+    }
+
     let _ = stop.send(());
     h.stop().await;
 }

@@ -19,6 +19,8 @@ mod plan_stability;
 mod quarantine;
 #[cfg(test)]
 mod query_plans;
+#[cfg(test)]
+mod reader_mmap;
 mod readers;
 mod reads;
 mod row;

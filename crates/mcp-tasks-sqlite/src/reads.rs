@@ -5,6 +5,7 @@
 //! from its start and stops after `limit` rows.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus};
@@ -46,20 +47,26 @@ fn listing_limit(limit: usize) -> i64 {
     if limit == 0 { -1 } else { sql_limit(limit) }
 }
 
-fn tasks(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<TaskRecord>, StoreError> {
+/// `SELECT` of one task by id (`?1`).
+static GET_SQL: LazyLock<String> = LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"));
+
+/// `SELECT` of one task by id (`?1`) and owner (`?2`).
+static GET_VISIBLE_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1 AND principal IS ?2"));
+
+/// The task the cached statement `sql` selects, if any (the first row).
+fn one_task(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Option<TaskRecord>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(unavailable)? {
-        out.push(task_from_row(row)?);
+    match rows.next().map_err(unavailable)? {
+        Some(row) => task_from_row(row).map(Some),
+        None => Ok(None),
     }
-    Ok(out)
 }
 
 /// One task.
 pub(crate) fn get(conn: &Connection, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
-    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1");
-    Ok(tasks(conn, &sql, [id.as_str()])?.pop())
+    one_task(conn, &GET_SQL, [id.as_str()])
 }
 
 /// One task, only if `principal` owns it. The owner is part of the `WHERE`,
@@ -70,8 +77,7 @@ pub(crate) fn get_visible(
     id: &TaskId,
     principal: Option<&str>,
 ) -> Result<Option<TaskRecord>, StoreError> {
-    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1 AND principal IS ?2");
-    Ok(tasks(conn, &sql, params![id.as_str(), principal])?.pop())
+    one_task(conn, &GET_VISIBLE_SQL, params![id.as_str(), principal])
 }
 
 /// A sweep's candidates that decode, and those that do not (for the

@@ -200,6 +200,13 @@ pub fn check(body: &[u8]) -> Result<Checked, Refusal> {
     }
 }
 
+/// Whether `text`, one JSON value, reads as rmcp reads it (every number
+/// included): the first pass of [`check`], over a part of a body that was
+/// otherwise only skipped (a borrowed raw value).
+pub fn readable(text: &str) -> bool {
+    serde_json::from_str::<Readable>(text).is_ok()
+}
+
 fn invalid(id: Value, problem: String) -> Refusal {
     Refusal { code: INVALID_REQUEST, message: format!("invalid request: {problem}"), id, method: None }
 }
