@@ -7,8 +7,12 @@
 //! runtime claimed the task again as the same attempt. [`Executor`] holds
 //! only what it uses; its claim loop is [`Executor::spawn`].
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use mcp_tasks_core::{Clock, FailureClass, RandomSource, RetentionPolicy, TaskId, TaskRecord, Timestamp};
 use mcp_tasks_store::{AttemptEnd, AttemptOutcome, Change, ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
@@ -134,17 +138,23 @@ impl Executor {
         }
         let now = self.clock.now();
         let holder = self.next_holder();
+        let limit = slots.len();
+        self.wakeups.claim_started();
         let claimed = self
             .store
             .claim(ClaimParams {
                 owner: holder.clone(),
                 now,
                 lease_expires_at: self.lease.lease(&holder, now).expires_at,
-                limit: slots.len(),
+                limit,
                 tools: Some(self.tools.names()),
             })
-            .await?;
+            .await
+            .inspect_err(|_| self.wakeups.claim_left_some())?;
         let n = claimed.len();
+        if n == limit {
+            self.wakeups.claim_left_some();
+        }
         for record in claimed {
             let slot = slots.pop();
             self.spawn_handler(record, holder.clone(), slot);
@@ -174,48 +184,64 @@ struct Deregister {
 
 impl Drop for Deregister {
     fn drop(&mut self) {
-        self.handler.release_slot();
+        // Normally `drive` gave the slot back already; not when aborted.
+        let freed = self.handler.release_slot();
         self.executor.running.remove(&self.id, &self.handler);
-        self.executor.wakeups.work_available();
+        if freed {
+            self.executor.wakeups.slot_freed();
+        }
     }
 }
 
-/// Aborts a spawned task when dropped (the tool's own task, when its driver
-/// is aborted at shutdown).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+/// `run`, with a panic in any of its polls caught and returned as `Err`
+/// (as a spawned task's `JoinError` would report it); it is not polled again.
+async fn catching_panics<T>(mut run: Pin<Box<dyn Future<Output = T> + Send + '_>>) -> std::thread::Result<T> {
+    std::future::poll_fn(move |cx| match std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
+        Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(panic) => Poll::Ready(Err(panic)),
+    })
+    .await
 }
 
 impl Executor {
-    /// Runs one attempt to its end and writes the outcome.
-    async fn drive(self: Arc<Self>, record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
+    /// Runs one attempt to its end and writes the outcome. The tool runs in
+    /// this task (no task of its own; a panic is caught as its outcome), and
+    /// the lease-renewal timer starts only if the first poll did not finish
+    /// it: a tool that returns at once costs neither a spawn nor a timer.
+    async fn drive(self: Arc<Self>, mut record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
         let Some(registered) = self.tools.get(&record.tool) else {
             // Claims are filtered by our tools; this cannot happen, but never panic.
             tracing::error!(task = %record.id, tool = %record.tool, "claimed a task for a tool this runtime lacks");
             return;
         };
-        let ctx = TaskContext::new(self.env.clone(), &record, handler.clone());
+        let ctx = TaskContext::new(self.env.clone(), &mut record, handler.clone());
         let tool = registered.tool.clone();
-        let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }.in_current_span()));
-        let renew_every = self.lease.renew_every();
-        let mut renewing = true;
-        // When the lease we hold runs out, by the clock every instance judges it on.
-        let mut lease_until = record.lease.as_ref().map_or_else(|| self.clock.now(), |l| l.expires_at);
-        let outcome: Result<Value, ToolFailure> = loop {
-            tokio::select! {
-                joined = &mut run.0 => break joined.unwrap_or_else(|e| {
-                    let why = if e.is_panic() { "the tool panicked" } else { "the tool's task was aborted" };
-                    Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
-                }),
-                _ = tokio::time::sleep(renew_every), if renewing => {
-                    renewing = self.lease.renew(&record.id, &handler, &mut lease_until).await;
+        let mut run = std::pin::pin!(catching_panics(tool.run(ctx)));
+        let joined = match std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await {
+            Poll::Ready(joined) => joined,
+            Poll::Pending => {
+                let renew_every = self.lease.renew_every();
+                let mut renewing = true;
+                // When the lease we hold runs out, by the clock every instance judges it on.
+                let mut lease_until = record.lease.as_ref().map_or_else(|| self.clock.now(), |l| l.expires_at);
+                loop {
+                    tokio::select! {
+                        joined = run.as_mut() => break joined,
+                        _ = tokio::time::sleep(renew_every), if renewing => {
+                            renewing = self.lease.renew(&record.id, &handler, &mut lease_until).await;
+                        }
+                    }
                 }
             }
         };
+        let outcome = joined
+            .unwrap_or_else(|_| Err(ToolFailure::permanent(format!("the tool panicked on attempt {}", record.attempt))));
+        // The handler is done executing: its slot goes to the next claim now,
+        // which then rides the same group commit as this outcome's write.
+        if handler.release_slot() {
+            self.wakeups.slot_freed();
+        }
         self.settle(&record, &handler, outcome).await;
     }
 
@@ -253,7 +279,7 @@ impl Executor {
                     end.started_at = Some(handler.started_at);
                 }
                 let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
-                match cas::apply_one(self.store.as_ref(), guarded).await {
+                match cas::apply_one_unread(self.store.as_ref(), guarded).await {
                     Ok(UpdateOutcome::Applied(_)) => {
                         log_settlement(record, &settlement);
                         count_settlement(&self.metrics, record, &settlement);
@@ -271,7 +297,7 @@ impl Executor {
                 }
             }
         };
-        match cas::apply_one(self.store.as_ref(), update).await {
+        match cas::apply_one_unread(self.store.as_ref(), update).await {
             Ok(UpdateOutcome::Applied(_)) => {
                 tracing::info!(task = %id, tool = %record.tool, attempt = record.attempt, "cancelled: the handler stopped as the client asked");
                 self.metrics.finished(&record.tool, Outcome::Cancelled);
@@ -301,7 +327,7 @@ impl Executor {
             cancelled_by_client(now, &self.outcomes.retention, handler),
         );
         // One of the two guards holds if we still own the task; neither if not.
-        match self.store.apply(vec![release, cancel]).await {
+        match self.store.apply_unread(vec![release, cancel]).await {
             Ok(outcomes) => tracing::info!(
                 task = %id,
                 released = outcomes.first().is_some_and(UpdateOutcome::applied),
