@@ -222,7 +222,7 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
                     if let Some(end) = change.attempt_end {
                         insert_attempt(conn, &record.id, change.now, end)?;
                     }
-                    Some(UpdateOutcome::Applied(Some(record)))
+                    Some(UpdateOutcome::Applied(read_back.then_some(record)))
                 }
                 None => None,
             }
