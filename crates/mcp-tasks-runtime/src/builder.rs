@@ -134,7 +134,8 @@ impl RuntimeBuilder {
     /// Most handlers executing at once in this process. A handler waiting
     /// for input (in [`TaskContext::request_input`](crate::TaskContext::request_input))
     /// does not count: it gives its slot back while it waits and takes one
-    /// again when answered.
+    /// again when answered. Default [`DEFAULT_CONCURRENCY`]; each claim
+    /// asks the store for every free slot at once.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n;
         self
