@@ -53,7 +53,7 @@ async fn a_version_5_file_is_migrated_and_still_sweeps_expired_tasks_by_the_inde
     let later = at(1).plus(Duration::from_secs(7200));
     let expired = store.sweep_candidates(SweepQuery::Expired { now: later, limit: 10 }).await.unwrap();
     let ids: Vec<_> = expired.iter().map(|r| r.id.clone()).collect();
-    assert_eq!(ids, [done.id.clone()], "the finished task is found, the live one ({}) is not", live.id);
+    assert_eq!(ids, std::slice::from_ref(&done.id), "the finished task is found, the live one ({}) is not", live.id);
     let plan: String = conn
         .query_row(
             "EXPLAIN QUERY PLAN SELECT id FROM tasks \
