@@ -7,12 +7,8 @@
 //! runtime claimed the task again as the same attempt. [`Executor`] holds
 //! only what it uses; its claim loop is [`Executor::spawn`].
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 
 use mcp_tasks_core::{Clock, FailureClass, RandomSource, RetentionPolicy, TaskId, TaskRecord, Timestamp};
 use mcp_tasks_store::{AttemptEnd, AttemptOutcome, Change, ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
@@ -193,22 +189,21 @@ impl Drop for Deregister {
     }
 }
 
-/// `run`, with a panic in any of its polls caught and returned as `Err`
-/// (as a spawned task's `JoinError` would report it); it is not polled again.
-async fn catching_panics<T>(mut run: Pin<Box<dyn Future<Output = T> + Send + '_>>) -> std::thread::Result<T> {
-    std::future::poll_fn(move |cx| match std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(cx))) {
-        Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-        Ok(Poll::Pending) => Poll::Pending,
-        Err(panic) => Poll::Ready(Err(panic)),
-    })
-    .await
+/// Aborts a spawned task when dropped (the tool's own task, when its driver
+/// is aborted at shutdown).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Executor {
     /// Runs one attempt to its end and writes the outcome. The tool runs in
-    /// this task (no task of its own; a panic is caught as its outcome), and
-    /// the lease-renewal timer starts only if the first poll did not finish
-    /// it: a tool that returns at once costs neither a spawn nor a timer.
+    /// a task of its own, not inline in this driver: a tool that blocks its
+    /// thread (synchronous work before its first `.await`) must not stop
+    /// this driver renewing the lease from another worker.
     async fn drive(self: Arc<Self>, mut record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
         let Some(registered) = self.tools.get(&record.tool) else {
             // Claims are filtered by our tools; this cannot happen, but never panic.
@@ -217,26 +212,22 @@ impl Executor {
         };
         let ctx = TaskContext::new(self.env.clone(), &mut record, handler.clone());
         let tool = registered.tool.clone();
-        let mut run = std::pin::pin!(catching_panics(tool.run(ctx)));
-        let joined = match std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await {
-            Poll::Ready(joined) => joined,
-            Poll::Pending => {
-                let renew_every = self.lease.renew_every();
-                let mut renewing = true;
-                // When the lease we hold runs out, by the clock every instance judges it on.
-                let mut lease_until = record.lease.as_ref().map_or_else(|| self.clock.now(), |l| l.expires_at);
-                loop {
-                    tokio::select! {
-                        joined = run.as_mut() => break joined,
-                        _ = tokio::time::sleep(renew_every), if renewing => {
-                            renewing = self.lease.renew(&record.id, &handler, &mut lease_until).await;
-                        }
-                    }
+        let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }.in_current_span()));
+        let renew_every = self.lease.renew_every();
+        let mut renewing = true;
+        // When the lease we hold runs out, by the clock every instance judges it on.
+        let mut lease_until = record.lease.as_ref().map_or_else(|| self.clock.now(), |l| l.expires_at);
+        let outcome: Result<Value, ToolFailure> = loop {
+            tokio::select! {
+                joined = &mut run.0 => break joined.unwrap_or_else(|e| {
+                    let why = if e.is_panic() { "the tool panicked" } else { "the tool's task was aborted" };
+                    Err(ToolFailure::permanent(format!("{why} on attempt {}", record.attempt)))
+                }),
+                _ = tokio::time::sleep(renew_every), if renewing => {
+                    renewing = self.lease.renew(&record.id, &handler, &mut lease_until).await;
                 }
             }
         };
-        let outcome = joined
-            .unwrap_or_else(|_| Err(ToolFailure::permanent(format!("the tool panicked on attempt {}", record.attempt))));
         // The handler is done executing: its slot goes to the next claim now,
         // which then rides the same group commit as this outcome's write.
         if handler.release_slot() {
