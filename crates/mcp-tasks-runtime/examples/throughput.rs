@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_tasks_core::TaskStatus;
-use mcp_tasks_runtime::{CreateTask, Runtime, TaskContext, TaskTool, ToolFailure, ToolSpec};
+use mcp_tasks_runtime::{CreateTask, DEFAULT_CONCURRENCY, Runtime, TaskContext, TaskTool, ToolFailure, ToolSpec};
 use mcp_tasks_sqlite::SqliteStore;
 use serde_json::{Value, json};
 
@@ -28,7 +28,7 @@ impl TaskTool for Noop {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let tasks: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(2000);
-    let concurrency: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(16);
+    let concurrency: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(DEFAULT_CONCURRENCY);
     let dir = tempfile::tempdir()?;
     let store = Arc::new(SqliteStore::open(dir.path().join("bench.db"))?);
     let rt = Runtime::builder(store.clone()).tool(Arc::new(Noop)).concurrency(concurrency).build()?;

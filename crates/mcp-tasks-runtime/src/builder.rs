@@ -29,8 +29,12 @@ use crate::transitions::OutcomeRules;
 use crate::triage::{Triage, TriageConfig};
 use crate::wakeups::Wakeups;
 
-/// Default number of handlers one runtime runs at once.
-pub const DEFAULT_CONCURRENCY: usize = 16;
+/// Default number of handlers one runtime runs at once: 100, River's
+/// default `MaxWorkers` per queue. A slot is an async task, not a thread, so
+/// it costs little; what bounds throughput of short tasks is how many finish
+/// per group commit, and with 16 slots a SQLite fsync paced the whole
+/// executor. Lower it for tools that each hold a scarce resource.
+pub const DEFAULT_CONCURRENCY: usize = 100;
 
 /// Default number of handlers one runtime keeps waiting for input (beyond
 /// the `concurrency` executing ones) before it stops claiming new work: each
@@ -130,7 +134,8 @@ impl RuntimeBuilder {
     /// Most handlers executing at once in this process. A handler waiting
     /// for input (in [`TaskContext::request_input`](crate::TaskContext::request_input))
     /// does not count: it gives its slot back while it waits and takes one
-    /// again when answered.
+    /// again when answered. Default [`DEFAULT_CONCURRENCY`]; each claim
+    /// asks the store for every free slot at once.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n;
         self

@@ -43,6 +43,13 @@ pub(crate) async fn apply_one(store: &dyn TaskStore, update: GuardedUpdate) -> R
     Ok(outcomes.pop().unwrap_or(UpdateOutcome::NotFound))
 }
 
+/// Applies one guarded update whose row the caller does not read after
+/// ([`TaskStore::apply_unread`]): an applied change answers `Applied(None)`.
+pub(crate) async fn apply_one_unread(store: &dyn TaskStore, update: GuardedUpdate) -> Result<UpdateOutcome, RuntimeError> {
+    let mut outcomes = store.apply_unread(vec![update]).await?;
+    Ok(outcomes.pop().unwrap_or(UpdateOutcome::NotFound))
+}
+
 /// Runs `read_and_decide`, writes what it decided, and repeats on a lost
 /// race. An error from `read_and_decide` or the store ends the loop.
 pub(crate) async fn read_decide_write<T, F, Fut>(

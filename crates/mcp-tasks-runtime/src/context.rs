@@ -130,12 +130,13 @@ impl std::fmt::Debug for TaskContext {
 }
 
 impl TaskContext {
-    pub(crate) fn new(env: Arc<HandlerEnv>, record: &TaskRecord, handler: Arc<RunningHandler>) -> Self {
+    pub(crate) fn new(env: Arc<HandlerEnv>, record: &mut TaskRecord, handler: Arc<RunningHandler>) -> Self {
         TaskContext {
             inner: Arc::new(Inner {
                 env,
                 task_id: record.id.clone(),
-                arguments: record.arguments.clone(),
+                // The executor keeps only the record's identity after this.
+                arguments: std::mem::take(&mut record.arguments),
                 created_at: record.created_at,
                 attempt: record.attempt,
                 max_attempts: record.max_attempts,
@@ -308,7 +309,7 @@ impl TaskContext {
         // Waiting executes nothing: give the slot back meanwhile.
         let handler = &self.inner.handler;
         if handler.park() {
-            env.wakeups.work_available();
+            env.wakeups.slot_freed();
         }
         let answers = self.wait_for_answers(&mut subscription, asked).await;
         match answers {

@@ -134,17 +134,23 @@ impl Executor {
         }
         let now = self.clock.now();
         let holder = self.next_holder();
+        let limit = slots.len();
+        self.wakeups.claim_started();
         let claimed = self
             .store
             .claim(ClaimParams {
                 owner: holder.clone(),
                 now,
                 lease_expires_at: self.lease.lease(&holder, now).expires_at,
-                limit: slots.len(),
+                limit,
                 tools: Some(self.tools.names()),
             })
-            .await?;
+            .await
+            .inspect_err(|_| self.wakeups.claim_left_some())?;
         let n = claimed.len();
+        if n == limit {
+            self.wakeups.claim_left_some();
+        }
         for record in claimed {
             let slot = slots.pop();
             self.spawn_handler(record, holder.clone(), slot);
@@ -174,9 +180,12 @@ struct Deregister {
 
 impl Drop for Deregister {
     fn drop(&mut self) {
-        self.handler.release_slot();
+        // Normally `drive` gave the slot back already; not when aborted.
+        let freed = self.handler.release_slot();
         self.executor.running.remove(&self.id, &self.handler);
-        self.executor.wakeups.work_available();
+        if freed {
+            self.executor.wakeups.slot_freed();
+        }
     }
 }
 
@@ -191,14 +200,17 @@ impl<T> Drop for AbortOnDrop<T> {
 }
 
 impl Executor {
-    /// Runs one attempt to its end and writes the outcome.
-    async fn drive(self: Arc<Self>, record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
+    /// Runs one attempt to its end and writes the outcome. The tool runs in
+    /// a task of its own, not inline in this driver: a tool that blocks its
+    /// thread (synchronous work before its first `.await`) must not stop
+    /// this driver renewing the lease from another worker.
+    async fn drive(self: Arc<Self>, mut record: TaskRecord, handler: Arc<RunningHandler>, _deregister: Deregister) {
         let Some(registered) = self.tools.get(&record.tool) else {
             // Claims are filtered by our tools; this cannot happen, but never panic.
             tracing::error!(task = %record.id, tool = %record.tool, "claimed a task for a tool this runtime lacks");
             return;
         };
-        let ctx = TaskContext::new(self.env.clone(), &record, handler.clone());
+        let ctx = TaskContext::new(self.env.clone(), &mut record, handler.clone());
         let tool = registered.tool.clone();
         let mut run = AbortOnDrop(tokio::spawn(async move { tool.run(ctx).await }.in_current_span()));
         let renew_every = self.lease.renew_every();
@@ -216,6 +228,11 @@ impl Executor {
                 }
             }
         };
+        // The handler is done executing: its slot goes to the next claim now,
+        // which then rides the same group commit as this outcome's write.
+        if handler.release_slot() {
+            self.wakeups.slot_freed();
+        }
         self.settle(&record, &handler, outcome).await;
     }
 
@@ -253,7 +270,7 @@ impl Executor {
                     end.started_at = Some(handler.started_at);
                 }
                 let guarded = GuardedUpdate::change(Guard { cancel_requested: Some(false), ..own.clone() }, change);
-                match cas::apply_one(self.store.as_ref(), guarded).await {
+                match cas::apply_one_unread(self.store.as_ref(), guarded).await {
                     Ok(UpdateOutcome::Applied(_)) => {
                         log_settlement(record, &settlement);
                         count_settlement(&self.metrics, record, &settlement);
@@ -271,7 +288,7 @@ impl Executor {
                 }
             }
         };
-        match cas::apply_one(self.store.as_ref(), update).await {
+        match cas::apply_one_unread(self.store.as_ref(), update).await {
             Ok(UpdateOutcome::Applied(_)) => {
                 tracing::info!(task = %id, tool = %record.tool, attempt = record.attempt, "cancelled: the handler stopped as the client asked");
                 self.metrics.finished(&record.tool, Outcome::Cancelled);
@@ -301,7 +318,7 @@ impl Executor {
             cancelled_by_client(now, &self.outcomes.retention, handler),
         );
         // One of the two guards holds if we still own the task; neither if not.
-        match self.store.apply(vec![release, cancel]).await {
+        match self.store.apply_unread(vec![release, cancel]).await {
             Ok(outcomes) => tracing::info!(
                 task = %id,
                 released = outcomes.first().is_some_and(UpdateOutcome::applied),

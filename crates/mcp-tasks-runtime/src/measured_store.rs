@@ -71,6 +71,10 @@ impl TaskStore for MeasuredStore {
         self.timed("apply", self.inner.apply(updates)).await
     }
 
+    async fn apply_unread(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        self.timed("apply", self.inner.apply_unread(updates)).await
+    }
+
     async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
         self.timed("attempts", self.inner.attempts(id)).await
     }

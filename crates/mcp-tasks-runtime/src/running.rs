@@ -124,11 +124,12 @@ impl RunningHandler {
         slot.waiting = slot.waiting.saturating_sub(1);
     }
 
-    /// Gives the slot back for good (the handler has returned).
-    pub(crate) fn release_slot(&self) {
+    /// Gives the slot back for good (the handler has returned); returns
+    /// whether it held one, so the caller wakes the claim loop.
+    pub(crate) fn release_slot(&self) -> bool {
         let mut slot = lock(&self.slot);
         slot.released = true;
-        slot.permit = None;
+        slot.permit.take().is_some()
     }
 
     /// Cancels the token; the first reason given is the one that counts.

@@ -1,9 +1,11 @@
 //! In-process wake-ups: a handler waiting for input is woken by
 //! `answer_input`, the executor by a new or requeued task. Other instances
 //! fall back to re-reading the store on a timer, so a lost wake-up only
-//! delays, never loses, work.
+//! delays, never loses, work. A freed executor slot wakes the executor
+//! only while due work may be waiting (`more_due`).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_tasks_core::TaskId;
@@ -16,6 +18,12 @@ pub(crate) struct Wakeups {
     inputs: Mutex<HashMap<TaskId, watch::Sender<u64>>>,
     /// Wakes the executor loop (a permit is kept if it is busy).
     pub(crate) executor: Arc<Notify>,
+    /// Whether due work may wait that no claim has taken yet: set by every
+    /// [`work_available`](Self::work_available) and by a claim that filled
+    /// all its slots (there may be more), cleared as a claim starts. A freed
+    /// slot wakes the executor only while it is set, so handlers finishing
+    /// after the queue drained do not each run an empty claim.
+    more_due: AtomicBool,
 }
 
 impl Wakeups {
@@ -37,9 +45,30 @@ impl Wakeups {
         }
     }
 
-    /// Wakes the executor.
+    /// Wakes the executor: work is due.
     pub(crate) fn work_available(&self) {
+        self.more_due.store(true, Ordering::SeqCst);
         self.executor.notify_one();
+    }
+
+    /// A handler gave its executor slot back: wakes the executor if due
+    /// work may be waiting for a slot.
+    pub(crate) fn slot_freed(&self) {
+        if self.more_due.load(Ordering::SeqCst) {
+            self.executor.notify_one();
+        }
+    }
+
+    /// A claim is about to read what is due: it will see every task whose
+    /// [`work_available`](Self::work_available) came before this, and any
+    /// later one sets the mark again.
+    pub(crate) fn claim_started(&self) {
+        self.more_due.store(false, Ordering::SeqCst);
+    }
+
+    /// A claim took as many tasks as it had slots for, or failed: more may be due.
+    pub(crate) fn claim_left_some(&self) {
+        self.more_due.store(true, Ordering::SeqCst);
     }
 }
 
@@ -73,6 +102,30 @@ impl Drop for InputSubscription<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether the executor has a wake-up waiting.
+    async fn woken(w: &Wakeups) -> bool {
+        let notified = w.executor.notified();
+        tokio::pin!(notified);
+        std::future::poll_fn(|cx| std::task::Poll::Ready(notified.as_mut().poll(cx).is_ready())).await
+    }
+
+    #[tokio::test]
+    async fn a_freed_slot_wakes_the_executor_only_while_work_may_be_due() {
+        let w = Wakeups::default();
+        w.work_available();
+        assert!(woken(&w).await, "new work wakes it");
+        w.claim_started();
+        w.slot_freed();
+        assert!(!woken(&w).await, "the claim saw everything due: a freed slot is no reason to claim");
+        w.claim_left_some();
+        w.slot_freed();
+        assert!(woken(&w).await, "the claim filled its slots: a freed slot may take more");
+        w.claim_started();
+        w.work_available();
+        w.slot_freed();
+        assert!(woken(&w).await, "work that came during the claim");
+    }
 
     #[tokio::test]
     async fn an_answer_between_subscribe_and_wait_is_not_lost() {

@@ -8,6 +8,7 @@ mod argument_schema;
 mod attempt_history;
 mod background;
 mod cancel;
+mod claim_batch;
 mod concurrency;
 mod context_anchors;
 mod create_errors;

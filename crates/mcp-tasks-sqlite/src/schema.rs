@@ -13,8 +13,11 @@ pub(crate) const APPLICATION_ID: i32 = 0x4D43_5054;
 /// uses a partial index only when the query repeats its `WHERE` terms.
 pub(crate) const LIVE: &str = "status IN ('working', 'input_required')";
 
-/// Terminal statuses, spelled as the expiry index spells them.
-pub(crate) const TERMINAL: &str = "status IN ('completed', 'failed', 'cancelled')";
+/// Terminal statuses, spelled as the expiry index spells them: as "not
+/// live" (the `CHECK` allows no other status), because SQLite evaluates an
+/// `IN` list of three or more constants through a temporary table, built
+/// again by every write that changes a status (schema version 6).
+pub(crate) const TERMINAL: &str = "status NOT IN ('working', 'input_required')";
 
 /// Migration `n` (1-based) brings the schema from version `n - 1` to `n`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -171,6 +174,15 @@ CREATE TRIGGER tasks_attempts_delete AFTER DELETE ON tasks BEGIN
 END;
 
 CREATE INDEX tasks_principal ON tasks (principal, created_at, id);
+"#,
+    // 6: the expiry index's condition spelled as "not live" (two constants,
+    // which SQLite compares in place) instead of the three terminal
+    // statuses (an `IN` list it builds a temporary table for): every
+    // creation and every status change evaluates it, the same rows match.
+    r#"
+DROP INDEX tasks_expiry;
+CREATE INDEX tasks_expiry ON tasks (expires_at, id)
+    WHERE status NOT IN ('working', 'input_required') AND expires_at IS NOT NULL;
 "#,
 ];
 

@@ -152,7 +152,14 @@ impl TaskStore for SqliteStore {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u)).collect()).await
+        self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u, true)).collect()).await
+    }
+
+    async fn apply_unread(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        if updates.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u, false)).collect()).await
     }
 
     async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {

@@ -22,6 +22,9 @@ use crate::file_watch::FileWatch;
 /// Most jobs one transaction carries, so one commit's latency stays bounded.
 pub(crate) const MAX_BATCH: usize = 512;
 
+/// How many prepared statements the write connection keeps.
+const WRITE_STATEMENTS: usize = 128;
+
 /// A job's result, held until the batch's commit decides its fate.
 trait Pending: Send {
     /// Replies with the job's result, or with the commit's error if the
@@ -84,6 +87,9 @@ impl Writer {
     /// Starts the writer thread on `conn`, which writes only while `watch`
     /// says the path still names the file `conn` opened.
     pub(crate) fn start(conn: Connection, watch: Arc<FileWatch>) -> Result<Self, StoreError> {
+        // Room for every statement a write runs (the guarded updates come
+        // in many shapes), so none is parsed again per job.
+        conn.set_prepared_statement_cache_capacity(WRITE_STATEMENTS);
         let (jobs, queue) = mpsc::channel::<Message>();
         let counters = Arc::new(Counters::default());
         let shared = Arc::clone(&counters);
@@ -145,11 +151,16 @@ impl Drop for Writer {
 }
 
 /// Runs `op` so that its failure undoes only its own writes.
+/// Every job runs these, so they are prepared once (cached), not parsed per job.
 fn in_savepoint<T>(conn: &Connection, op: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-    conn.execute_batch("SAVEPOINT job").map_err(|e| StoreError::Unavailable(e.to_string()))?;
+    let run = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([])).map(drop);
+    run("SAVEPOINT job").map_err(|e| StoreError::Unavailable(e.to_string()))?;
     let result = op(conn);
-    let end = if result.is_ok() { "RELEASE job" } else { "ROLLBACK TO job; RELEASE job" };
-    match conn.execute_batch(end) {
+    let end = match &result {
+        Ok(_) => run("RELEASE job"),
+        Err(_) => run("ROLLBACK TO job").and_then(|()| run("RELEASE job")),
+    };
+    match end {
         Ok(()) => result,
         Err(e) => Err(StoreError::Unavailable(format!("ending savepoint: {e}"))),
     }

@@ -132,8 +132,11 @@ fn opt_text(s: Option<String>) -> Sql {
 }
 
 /// Applies one guarded update: a single `UPDATE`/`DELETE` whose `WHERE`
-/// carries the guard, so the compare and the set are one statement.
-pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOutcome, StoreError> {
+/// carries the guard, so the compare and the set are one statement. With
+/// `read_back` an applied change answers the row after it; without, `None`
+/// (no `RETURNING`, nothing decoded) unless it writes a dead letter, which
+/// is built from the row.
+pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, StoreError> {
     let GuardedUpdate { guard, update } = update;
     let mut values = Vec::new();
     let outcome = match update {
@@ -200,6 +203,16 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
             let mut sql = format!("UPDATE tasks SET {}", sets.join(", "));
             push_guard(&guard, &mut sql, &mut values);
             sql.push_str(&format!(" AND {}", allowed_sources(change.status)));
+            if !read_back && change.dead_letter.is_none() {
+                let changed = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
+                if changed.map_err(unavailable)? == 1 {
+                    if let Some(end) = change.attempt_end {
+                        insert_attempt(conn, &guard.id, change.now, end)?;
+                    }
+                    return Ok(UpdateOutcome::Applied(None));
+                }
+                return lost_or_gone(conn, &guard.id);
+            }
             sql.push_str(&format!(" RETURNING {TASK_COLUMNS}"));
             match one_task(conn, &sql, params_from_iter(values))? {
                 Some(record) => {
@@ -209,7 +222,7 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
                     if let Some(end) = change.attempt_end {
                         insert_attempt(conn, &record.id, change.now, end)?;
                     }
-                    Some(UpdateOutcome::Applied(Some(record)))
+                    Some(UpdateOutcome::Applied(read_back.then_some(record)))
                 }
                 None => None,
             }
@@ -217,14 +230,15 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate) -> Result<UpdateOu
     };
     match outcome {
         Some(applied) => Ok(applied),
-        None => {
-            let exists = conn
-                .query_row("SELECT 1 FROM tasks WHERE id = ?1", [guard.id.as_str()], |_| Ok(()))
-                .optional()
-                .map_err(unavailable)?;
-            Ok(if exists.is_some() { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
-        }
+        None => lost_or_gone(conn, &guard.id),
     }
+}
+
+/// The outcome of an update whose guard did not hold: the row exists or not.
+fn lost_or_gone(conn: &Connection, id: &TaskId) -> Result<UpdateOutcome, StoreError> {
+    let exists =
+        conn.query_row("SELECT 1 FROM tasks WHERE id = ?1", [id.as_str()], |_| Ok(())).optional().map_err(unavailable)?;
+    Ok(if exists.is_some() { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
 }
 
 /// The statuses a change may start from: live ones (terminal rows never

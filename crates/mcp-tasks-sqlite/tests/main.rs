@@ -7,6 +7,7 @@ mod conformance;
 mod corrupt_rows;
 mod deleted_file;
 mod differential;
+mod expiry_index_migration;
 mod group_commit;
 mod locked_writer;
 mod open_errors;

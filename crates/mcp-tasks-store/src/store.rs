@@ -93,6 +93,22 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// same task. Returns the row after the change.
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError>;
 
+    /// [`apply`](TaskStore::apply) for a caller that does not read the rows
+    /// after: the same guarded updates in one commit, but an applied change
+    /// answers [`UpdateOutcome::Applied`]`(None)`, which spares a backend
+    /// reading the row back and decoding it (the executor writing an
+    /// attempt's outcome). The default calls `apply` and drops the rows.
+    async fn apply_unread(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        let outcomes = self.apply(updates).await?;
+        Ok(outcomes
+            .into_iter()
+            .map(|o| match o {
+                UpdateOutcome::Applied(_) => UpdateOutcome::Applied(None),
+                other => other,
+            })
+            .collect())
+    }
+
     /// The attempt history of a task: one row per ended attempt, oldest
     /// first, each written by the guarded update that ended it (a change
     /// carrying [`Change::attempt_end`]), in the same atomic step — a lost

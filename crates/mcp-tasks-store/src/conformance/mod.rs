@@ -36,6 +36,7 @@ mod quota;
 pub mod support;
 mod sweeps;
 mod terminal;
+mod unread;
 mod visibility;
 
 use std::any::Any;
@@ -53,6 +54,7 @@ pub use polls::*;
 pub use quota::*;
 pub use sweeps::*;
 pub use terminal::*;
+pub use unread::*;
 pub use visibility::*;
 
 use crate::store::TaskStore;
@@ -125,6 +127,8 @@ macro_rules! store_conformance_tests {
             attempts_are_deleted_with_their_task,
             list_filters_by_principal_age_and_id_prefix,
             dead_letters_filter_by_age,
+            apply_unread_writes_what_apply_writes,
+            apply_unread_loses_races_like_apply,
         );
         $crate::store_conformance_tests!(@shared $make;
             concurrent_claimers_never_share_a_task,

@@ -73,7 +73,10 @@ pub(crate) struct Args {
     #[arg(long, env = "MCP_TASKS_LEADER_LEASE", value_parser = parse_duration, default_value = "15s")]
     leader_lease: Duration,
     /// Tasks the executor runs at once (at least 1); a task waiting for
-    /// input holds no slot.
+    /// input holds no slot. One claim fills every free slot. The default,
+    /// 100, is River's default per queue: slots are async tasks, and short
+    /// tasks finish as fast as many of them share each commit; lower it when
+    /// each run holds something scarce (a rate-limited API, a connection).
     #[arg(long, env = "MCP_TASKS_CONCURRENCY", value_name = "N", value_parser = parse_concurrency,
           default_value_t = DEFAULT_CONCURRENCY)]
     concurrency: usize,
