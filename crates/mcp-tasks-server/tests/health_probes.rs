@@ -3,13 +3,11 @@
 //! Neither needs a bearer token nor passes the Host/Origin checks of `/mcp`.
 
 use crate::common;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use common::*;
-use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_server::{TaskServer, TokenMap};
 use mcp_tasks_store::*;
 use serde_json::Value;
@@ -22,57 +20,15 @@ struct SwitchableStore {
 }
 
 #[async_trait]
-impl TaskStore for SwitchableStore {
-    async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
-        self.inner.create(new).await
-    }
-    async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
-        self.inner.get(id).await
+impl StoreWrapper for SwitchableStore {
+    fn inner(&self) -> &dyn TaskStore {
+        &self.inner
     }
     async fn health(&self) -> Result<(), StoreError> {
         if self.broken.load(Ordering::SeqCst) {
             return Err(StoreError::Unavailable("the database file was deleted".to_owned()));
         }
         Ok(())
-    }
-    async fn record_polls(&self, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
-        self.inner.record_polls(polls).await
-    }
-    async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.claim(params).await
-    }
-    async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
-        self.inner.apply(updates).await
-    }
-    async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {
-        self.inner.attempts(id).await
-    }
-    async fn sweep_candidates(&self, query: SweepQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.sweep_candidates(query).await
-    }
-    async fn list(&self, query: ListQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn count_by_status(&self) -> Result<BTreeMap<TaskStatus, u64>, StoreError> {
-        self.inner.count_by_status().await
-    }
-    async fn count_by_status_and_tool(&self) -> Result<BTreeMap<(TaskStatus, String), u64>, StoreError> {
-        self.inner.count_by_status_and_tool().await
-    }
-    async fn recent_durations(&self, tool: &str, limit: usize) -> Result<Vec<i64>, StoreError> {
-        self.inner.recent_durations(tool, limit).await
-    }
-    async fn list_dead_letters(&self, query: DeadLetterQuery) -> Result<Vec<DeadLetter>, StoreError> {
-        self.inner.list_dead_letters(query).await
-    }
-    async fn get_dead_letter(&self, task: &TaskId) -> Result<Option<DeadLetter>, StoreError> {
-        self.inner.get_dead_letter(task).await
-    }
-    async fn requeue_dead_letter(&self, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
-        self.inner.requeue_dead_letter(task, new).await
-    }
-    async fn purge_dead_letters(&self, query: PurgeQuery) -> Result<u64, StoreError> {
-        self.inner.purge_dead_letters(query).await
     }
 }
 

@@ -19,6 +19,7 @@ pub mod memory;
 pub mod params;
 pub mod poll_buffer;
 pub mod store;
+pub mod wrapper;
 
 pub use error::StoreError;
 pub use events::StoreEvent;
@@ -27,3 +28,4 @@ pub use memory::MemoryStore;
 pub use params::*;
 pub use poll_buffer::PollBuffer;
 pub use store::TaskStore;
+pub use wrapper::StoreWrapper;
