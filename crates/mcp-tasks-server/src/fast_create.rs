@@ -31,13 +31,13 @@ use std::sync::atomic::AtomicU64;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
-use rmcp::model::{JsonObject, NumberOrString, RequestMetaObject, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{JsonObject, RequestMetaObject, ServerJsonRpcMessage, ServerResult};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::auth::Principal;
 use crate::durable::DurableTasks;
-use crate::fast_path::{HandlerTraits, RequestChecks, error_status, name_matches, respond};
+use crate::fast_path::{HandlerTraits, Object, RequestChecks, error_status, name_matches, request_id, respond};
 use crate::wire::IDEMPOTENCY_KEY_META_KEY;
 
 /// The `_meta` keys a creation may carry beyond those every fast path takes.
@@ -74,7 +74,7 @@ struct CallEnvelope<'a> {
     #[serde(borrow)]
     id: &'a RawValue,
     method: String,
-    params: CallParams,
+    params: Object<CallParams>,
 }
 
 #[derive(Deserialize)]
@@ -125,9 +125,9 @@ impl FastCreate {
         if !self.checks.headers_pass(&parts.headers, "tools/call") {
             return None;
         }
-        let request: CallEnvelope<'_> = serde_json::from_slice(body).ok()?;
+        let Object(request): Object<CallEnvelope<'_>> = serde_json::from_slice(body).ok()?;
         let id = request_id(request.id)?;
-        let CallParams { name, arguments, meta } = request.params;
+        let Object(CallParams { name, arguments, meta }) = request.params;
         if request.jsonrpc.get() != "\"2.0\"" || request.method != "tools/call" {
             return None;
         }
@@ -155,16 +155,6 @@ impl FastCreate {
         };
         respond(&message, status, &self.answered)
     }
-}
-
-/// A request id as the envelope check reads it: a string, or an integer
-/// written as one that fits in 64 bits.
-fn request_id(raw: &RawValue) -> Option<NumberOrString> {
-    let text = raw.get();
-    if text.starts_with('"') {
-        return serde_json::from_str::<String>(text).ok().map(|s| NumberOrString::String(s.into()));
-    }
-    serde_json::from_str::<i64>(text).ok().map(NumberOrString::Number)
 }
 
 /// Whether a schema names `x-mcp-header` anywhere (a superset of what rmcp

@@ -35,7 +35,7 @@ use crate::auth::Principal;
 use crate::durable::DurableTasks;
 use crate::envelope;
 pub use crate::fast_path::ALLOWED_HEADERS;
-use crate::fast_path::{HandlerTraits, RequestChecks, error_status, name_matches, respond};
+use crate::fast_path::{HandlerTraits, Object, RequestChecks, error_status, name_matches, request_id, respond};
 
 /// What the fast path needs of the server behind it (built by
 /// [`TaskServer::router`](crate::TaskServer::router)).
@@ -90,27 +90,6 @@ struct GetParams<'a> {
     meta: Object<GetMeta<'a>>,
 }
 
-/// `T` read only from a JSON object: serde's derive also reads a struct
-/// from an array of its fields, which is not the shape the fast path serves
-/// (and at the top level, one the envelope check refuses).
-struct Object<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        deserializer.deserialize_map(Members(std::marker::PhantomData)).map(Object)
-    }
-}
-
 /// The `_meta` keys the fast path handles as rmcp's path does, and only them.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,13 +115,7 @@ impl<'a> GetRequest<'a> {
         if envelope.jsonrpc.get() != "\"2.0\"" || envelope.method != "tasks/get" {
             return None;
         }
-        // The ids the envelope check accepts: a string, or an integer of 64 bits written as one.
-        let raw = envelope.id.get();
-        let id = if raw.starts_with('"') {
-            NumberOrString::String(serde_json::from_str::<Cow<'_, str>>(raw).ok()?.into())
-        } else {
-            NumberOrString::Number(serde_json::from_str::<i64>(raw).ok()?)
-        };
+        let id = request_id(envelope.id)?;
         let Object(params) = envelope.params;
         let Object(meta) = params.meta;
         // What the parse only skipped must read as rmcp reads it (the envelope

@@ -5,6 +5,7 @@
 //! (its message type, serialized with serde, the HTTP status it gives a
 //! JSON-RPC error).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,7 +13,9 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use rmcp::ServerHandler;
-use rmcp::model::{ErrorCode, JsonObject, ProtocolVersion, ServerJsonRpcMessage};
+use rmcp::model::{ErrorCode, JsonObject, NumberOrString, ProtocolVersion, ServerJsonRpcMessage};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::durable_handler::Durable;
 
@@ -207,4 +210,36 @@ pub(crate) fn respond(message: &ServerJsonRpcMessage, status: StatusCode, answer
     answered.fetch_add(1, Ordering::Relaxed);
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Some(response)
+}
+
+/// `T` read only from a JSON object: serde's derive also reads a struct
+/// from an array of its fields, which is not the shape the fast paths serve
+/// (the envelope check refuses an array at the top, a batch, and as params).
+pub(crate) struct Object<T>(pub(crate) T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData)).map(Object)
+    }
+}
+
+/// A request id as the guard's envelope check reads it: a string, or an
+/// integer written as one that fits in 64 bits (rmcp alone would also take
+/// `1.0`).
+pub(crate) fn request_id(raw: &RawValue) -> Option<NumberOrString> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        return serde_json::from_str::<Cow<'_, str>>(text).ok().map(|s| NumberOrString::String(s.into()));
+    }
+    serde_json::from_str::<i64>(text).ok().map(NumberOrString::Number)
 }

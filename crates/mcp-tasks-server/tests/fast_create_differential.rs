@@ -298,6 +298,26 @@ async fn the_fast_path_creates_as_rmcp_does() {
         let r = compare(f, s, odd, false).await;
         assert_eq!(r["error"]["code"], -32600, "{r}");
     }
+    // The envelope or its params written as an array of their members'
+    // values: serde's derive would read either as the struct, the envelope
+    // check refuses both (an array at the top is a batch).
+    let positional = |body: &Value| {
+        let p = &body["params"];
+        let params = json!([p["name"], p["arguments"], p["_meta"]]);
+        (
+            json!([body["jsonrpc"], body["id"], body["method"], p.clone()]),
+            json!({
+                "jsonrpc": body["jsonrpc"], "id": body["id"], "method": body["method"], "params": params,
+            }),
+        )
+    };
+    let (whole, params) = positional(&unusual().body);
+    for body in [whole, params] {
+        let mut odd = unusual();
+        odd.raw = Some(body.to_string());
+        let r = compare(f, s, odd, false).await;
+        assert!(r["error"]["code"] == -32600 || r["error"]["code"] == -32602, "{r}");
+    }
     // A non-string key is ignored by both paths alike (taken here: same code).
     compare(f, s, unusual().meta(IDEMPOTENCY_KEY_META_KEY, json!(17)), true).await;
 
