@@ -45,7 +45,7 @@ pub use policy::Policy;
 pub use poll::{PollPolicy, PollScheduler};
 pub use random::{PyRandom, RandomSource};
 pub use reaper::{ReaperAction, Sweep, SweepContext};
-pub use retention::RetentionPolicy;
+pub use retention::{DEFAULT_POLL_SLACK_SHARE, LARGEST_POLL_SLACK_SHARE, RetentionPolicy};
 pub use retry::{RetryDecision, RetryPolicy};
 pub use status::{IllegalTransition, TaskStatus};
 pub use task::{Lease, TaskError, TaskId, TaskRecord, call_fingerprint};

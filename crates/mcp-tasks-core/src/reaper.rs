@@ -53,8 +53,11 @@ pub struct SweepContext<'a> {
 impl SweepContext<'_> {
     /// The silence cutoff for the orphan sweep, or `None` when this
     /// instance has not yet watched long enough to call anything an orphan.
+    /// It is the orphan window plus the poll slack before now: a stored
+    /// last-seen instant trails the true last poll by less than the slack
+    /// ([`RetentionPolicy::poll_needs_record`]).
     pub fn orphan_cutoff(&self) -> Option<Timestamp> {
-        let cutoff = self.now.minus(self.retention.orphan_after);
+        let cutoff = self.now.minus(self.retention.orphan_after).minus(self.retention.poll_slack());
         (self.silence_floor <= cutoff).then_some(cutoff)
     }
 }
@@ -76,13 +79,13 @@ pub fn timeout_error(record: &TaskRecord) -> TaskError {
 /// use mcp_tasks_core::reaper::{decide, ReaperAction, Sweep, SweepContext};
 /// use mcp_tasks_core::{RetentionPolicy, TaskId, TaskRecord, Timestamp};
 ///
-/// let retention = RetentionPolicy::default(); // orphan window 900 s
+/// let retention = RetentionPolicy::default(); // orphan window 900 s, poll slack 112.5 s
 /// let task = TaskRecord::queued(TaskId::from("t"), "report", serde_json::json!({}),
 ///                               Timestamp::from_secs(0), Timestamp::from_secs(1800), 3);
 /// let at = |s| SweepContext { now: Timestamp::from_secs(s), retention: &retention, silence_floor: Timestamp::from_secs(0) };
-/// // Unpolled for the whole window: cancelled as an orphan.
-/// assert_eq!(decide(Sweep::Orphans, &task, &at(899)), None);
-/// assert!(matches!(decide(Sweep::Orphans, &task, &at(900)), Some(ReaperAction::CancelOrphan(_))));
+/// // Unpolled for the whole window and the slack: cancelled as an orphan.
+/// assert_eq!(decide(Sweep::Orphans, &task, &at(1012)), None);
+/// assert!(matches!(decide(Sweep::Orphans, &task, &at(1013)), Some(ReaperAction::CancelOrphan(_))));
 /// // Past its deadline: failed as a timeout.
 /// assert!(matches!(decide(Sweep::Timeouts, &task, &at(1800)), Some(ReaperAction::FailTimeout(_))));
 /// // A live task is never deleted.
@@ -138,13 +141,19 @@ mod tests {
 
     #[test]
     fn timeouts_orphans_expiry() {
-        let r = RetentionPolicy::default();
+        let r = RetentionPolicy { poll_slack_share: 0.0, ..Default::default() };
         let t = record(TaskStatus::Working, 0);
         assert!(matches!(decide(Sweep::Timeouts, &t, &ctx(1800, &r)), Some(ReaperAction::FailTimeout(_))));
         assert_eq!(decide(Sweep::Timeouts, &t, &ctx(1799, &r)), None);
         // Orphan window is inclusive.
         assert!(matches!(decide(Sweep::Orphans, &t, &ctx(900, &r)), Some(ReaperAction::CancelOrphan(_))));
         assert_eq!(decide(Sweep::Orphans, &t, &ctx(899, &r)), None);
+        // The default slack (an eighth of the window) comes on top.
+        let slack = RetentionPolicy::default();
+        let at_ms =
+            |ms| SweepContext { now: Timestamp::from_millis(ms), retention: &slack, silence_floor: Timestamp::from_secs(0) };
+        assert_eq!(decide(Sweep::Orphans, &t, &at_ms(1_012_499)), None);
+        assert!(matches!(decide(Sweep::Orphans, &t, &at_ms(1_012_500)), Some(ReaperAction::CancelOrphan(_))));
         let mut done = record(TaskStatus::Completed, 0);
         done.expires_at = Some(Timestamp::from_secs(3600));
         assert_eq!(decide(Sweep::Expiry, &done, &ctx(3600, &r)), Some(ReaperAction::Delete));
@@ -179,11 +188,44 @@ mod tests {
         let t = record(TaskStatus::Working, 0);
         let c = SweepContext { now: Timestamp::from_secs(1000), retention: &r, silence_floor: Timestamp::from_secs(500) };
         assert_eq!(decide(Sweep::Orphans, &t, &c), None);
-        let c = SweepContext { now: Timestamp::from_secs(1400), retention: &r, silence_floor: Timestamp::from_secs(500) };
+        // A whole window and the slack (112.5 s) after the floor.
+        let c =
+            SweepContext { now: Timestamp::from_millis(1_512_499), retention: &r, silence_floor: Timestamp::from_secs(500) };
+        assert_eq!(decide(Sweep::Orphans, &t, &c), None);
+        let c =
+            SweepContext { now: Timestamp::from_millis(1_512_500), retention: &r, silence_floor: Timestamp::from_secs(500) };
         assert!(decide(Sweep::Orphans, &t, &c).is_some());
     }
 
     proptest! {
+        /// Polls written only when `poll_needs_record` says so never make a
+        /// task an orphan before a whole window of true silence, and it is
+        /// one once silent for the window and the slack.
+        #[test]
+        fn skipped_polls_never_orphan_early(share in prop_oneof![Just(0.0), Just(0.125), 0.0f64..=0.5],
+                                            gaps in prop::collection::vec(0i64..400_000, 0..40),
+                                            after_last in 0i64..2_000_000) {
+            let r = RetentionPolicy { orphan_after: Duration::from_secs(600), poll_slack_share: share, ..Default::default() };
+            let mut t = record(TaskStatus::Working, 0);
+            let mut last_poll = Timestamp::from_millis(0);
+            for gap in gaps {
+                last_poll = Timestamp::from_millis(last_poll.as_millis() + gap);
+                if r.poll_needs_record(t.last_seen_at(), last_poll) {
+                    t.last_polled_at = Some(last_poll);
+                }
+            }
+            let now = Timestamp::from_millis(last_poll.as_millis() + after_last);
+            let c = SweepContext { now, retention: &r, silence_floor: Timestamp::from_millis(0) };
+            let orphaned = decide(Sweep::Orphans, &t, &c).is_some();
+            let silence = now.since(last_poll);
+            if orphaned {
+                prop_assert!(silence >= r.orphan_after, "orphaned after {silence:?} of silence");
+            }
+            if silence >= r.orphan_after + r.poll_slack() {
+                prop_assert!(orphaned, "still live after {silence:?} of silence");
+            }
+        }
+
         #[test]
         fn terminal_tasks_are_only_ever_deleted(status in prop::sample::select(crate::status::ALL_STATUSES.to_vec()),
                                                  now in 0i64..100_000, created in 0i64..50_000,

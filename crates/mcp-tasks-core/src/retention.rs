@@ -9,6 +9,14 @@ use crate::status::TaskStatus;
 use crate::task::TaskRecord;
 use crate::time::Timestamp;
 
+/// The default [`RetentionPolicy::poll_slack_share`]: an eighth of the
+/// orphan window (112.5 s of the default 900 s).
+pub const DEFAULT_POLL_SLACK_SHARE: f64 = 0.125;
+
+/// The largest [`RetentionPolicy::poll_slack_share`] accepted: beyond half
+/// the window an abandoned task would linger longer than half again.
+pub const LARGEST_POLL_SLACK_SHARE: f64 = 0.5;
+
 /// Retention and reclamation windows (paper §5.1 defaults).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -28,6 +36,15 @@ pub struct RetentionPolicy {
     /// A task must be terminal this long after creation, or it times out.
     #[serde(with = "crate::serde_duration")]
     pub max_execution: Duration,
+    /// How stale a task's stored last-seen instant may grow, as a share of
+    /// `orphan_after` (0 to 0.5): a `tasks/get` whose task was seen more
+    /// recently than this writes nothing, and the orphan sweep waits this
+    /// much longer than `orphan_after`, so no task is cancelled before
+    /// `orphan_after` of true silence. A poll then costs a read, not a
+    /// write, however many tasks are polled; an abandoned task is cancelled
+    /// up to this much later. 0 writes every poll and cancels at exactly
+    /// `orphan_after` (what the study replays).
+    pub poll_slack_share: f64,
 }
 
 impl Default for RetentionPolicy {
@@ -38,6 +55,7 @@ impl Default for RetentionPolicy {
             cancelled: Duration::from_secs(3600),
             orphan_after: Duration::from_secs(900),
             max_execution: Duration::from_secs(1800),
+            poll_slack_share: DEFAULT_POLL_SLACK_SHARE,
         }
     }
 }
@@ -74,8 +92,47 @@ impl RetentionPolicy {
         }
     }
 
+    /// How stale a stored last-seen instant may be: `poll_slack_share` of
+    /// the orphan window (zero for a share outside what `validate` accepts).
+    pub fn poll_slack(&self) -> Duration {
+        if self.poll_slack_share > 0.0 && self.poll_slack_share <= LARGEST_POLL_SLACK_SHARE {
+            self.orphan_after.mul_f64(self.poll_slack_share)
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// Whether a poll at `now` of a task whose stored last-seen instant is
+    /// `last_seen` must be written: only once that instant is at least
+    /// [`poll_slack`](Self::poll_slack) old. The stored instant thus trails
+    /// the true last poll by less than the slack, which the orphan sweep
+    /// adds to its window.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_tasks_core::{RetentionPolicy, Timestamp};
+    ///
+    /// let p = RetentionPolicy { orphan_after: Duration::from_secs(800), poll_slack_share: 0.125, ..Default::default() };
+    /// let seen = Timestamp::from_secs(1_000);
+    /// assert!(!p.poll_needs_record(seen, Timestamp::from_secs(1_099)), "seen 99 s ago: within the 100 s slack");
+    /// assert!(p.poll_needs_record(seen, Timestamp::from_secs(1_100)));
+    /// let exact = RetentionPolicy { poll_slack_share: 0.0, ..p };
+    /// assert!(exact.poll_needs_record(seen, seen), "no slack: every poll is written");
+    /// ```
+    pub fn poll_needs_record(&self, last_seen: Timestamp, now: Timestamp) -> bool {
+        let slack = self.poll_slack();
+        slack.is_zero() || last_seen <= now.minus(slack)
+    }
+
     /// Checks the windows make sense together, naming what does not.
     pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=LARGEST_POLL_SLACK_SHARE).contains(&self.poll_slack_share) {
+            return Err(format!(
+                "retention.poll_slack_share ({}) must be between 0 and {LARGEST_POLL_SLACK_SHARE}: \
+                 it is the share of orphan_after a stored poll instant may trail the last poll by",
+                self.poll_slack_share
+            ));
+        }
         if self.orphan_after.is_zero() {
             return Err("retention.orphan_after must be positive".into());
         }
@@ -98,5 +155,20 @@ mod tests {
         assert_eq!(p.expires_at(TaskStatus::Completed, t), Timestamp::from_secs(110));
         assert_eq!(p.expires_at(TaskStatus::Failed, t), Timestamp::from_secs(120));
         assert_eq!(p.shortest(), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_poll_slack_share_outside_zero_to_a_half_is_refused_by_name() {
+        for share in [-0.01, 0.51, f64::NAN, f64::INFINITY] {
+            let p = RetentionPolicy { poll_slack_share: share, ..Default::default() };
+            let error = p.validate().expect_err("refused");
+            assert!(error.contains("retention.poll_slack_share"), "{share}: {error}");
+            assert_eq!(p.poll_slack(), Duration::ZERO, "{share}: no slack, every poll written");
+        }
+        for share in [0.0, 0.125, 0.5] {
+            assert_eq!(RetentionPolicy { poll_slack_share: share, ..Default::default() }.validate(), Ok(()), "{share}");
+        }
+        let half = RetentionPolicy { poll_slack_share: 0.5, ..Default::default() };
+        assert_eq!(half.poll_slack(), Duration::from_secs(450));
     }
 }

@@ -33,7 +33,7 @@ async fn a_late_completion_after_an_orphan_cancel_changes_nothing() {
     let clock = clock();
     let store = memory();
     let (worker, gate, id) = stalled(&store, &clock, json!({"late": true})).await;
-    clock.advance(Duration::from_secs(900));
+    clock.advance(orphaned_after());
     // The sweep runs in the worker's own process: its handler is told, and ignores it.
     assert_eq!(worker.reap_once().await.unwrap().orphaned, 1);
     let cancelled = stored(&store, &id).await;

@@ -17,8 +17,9 @@ use serde_json::json;
 use support::*;
 
 const LEASE: Duration = Duration::from_secs(15);
-/// Past the orphan window (15 min): an unpolled task is due for the reaper.
-const ABANDONED: Duration = Duration::from_secs(16 * 60);
+/// Past the orphan window (15 min) and its poll slack (112.5 s): an
+/// unpolled task is due for the reaper.
+const ABANDONED: Duration = Duration::from_secs(17 * 60);
 
 async fn postgres(url: &str) -> Arc<dyn TaskStore> {
     let options = PostgresOptions {

@@ -3,7 +3,6 @@
 
 use crate::support;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_tasks_core::{Clock, ManualClock, TaskId, TaskRecord, TaskStatus};
@@ -44,7 +43,7 @@ async fn a_poll_after_the_sweep_read_makes_the_orphan_cancel_lose() {
     let rt = builder(store.clone(), &clock).tool(returning("t", json!({}))).build().unwrap();
     let raced = create(&rt, "t").await;
     let abandoned = create(&rt, "t").await;
-    clock.advance(Duration::from_secs(900));
+    clock.advance(orphaned_after());
     *store.target.lock().unwrap() = Some(raced.clone());
 
     let report = rt.reap_once().await.unwrap();

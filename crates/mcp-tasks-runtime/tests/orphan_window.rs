@@ -1,18 +1,28 @@
 //! The orphan window is inclusive: a task unpolled for exactly the window
-//! is cancelled, one polled a millisecond later is not. Buffered polls are
-//! flushed before the sweep reads.
+//! (plus the poll slack) is cancelled, one polled a millisecond later is
+//! not. Buffered polls are flushed before the sweep reads. A poll within the
+//! slack of the task's stored last-seen instant writes nothing, and still
+//! keeps the task from being cancelled before a whole window of silence.
 
 use crate::support;
 use std::time::Duration;
 
-use mcp_tasks_core::TaskStatus;
+use mcp_tasks_core::{Policy, TaskStatus, Timestamp};
 use serde_json::json;
 use support::*;
+
+/// The default policy without poll slack: every poll written, orphans at
+/// exactly the window.
+fn exact() -> Policy {
+    let mut policy = Policy::default();
+    policy.retention.poll_slack_share = 0.0;
+    policy
+}
 
 #[tokio::test]
 async fn orphan_cancel_is_inclusive_at_exactly_the_window() {
     let clock = clock();
-    let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
+    let rt = builder(memory(), &clock).policy(exact()).tool(returning("t", json!({}))).build().unwrap();
     let silent = create(&rt, "t").await;
     clock.advance(Duration::from_millis(1));
     let polled = create(&rt, "t").await;
@@ -34,7 +44,7 @@ async fn orphan_cancel_is_inclusive_at_exactly_the_window() {
 async fn a_fresh_runtime_does_not_read_lost_polls_as_abandonment() {
     let clock = clock();
     let store = memory();
-    let mut policy = mcp_tasks_core::Policy::default();
+    let mut policy = exact();
     policy.retention.max_execution = Duration::from_secs(7200); // keep the deadline out of the way
     let first = builder(store.clone(), &clock).policy(policy.clone()).tool(returning("t", json!({}))).build().unwrap();
     let id = create(&first, "t").await;
@@ -49,4 +59,66 @@ async fn a_fresh_runtime_does_not_read_lost_polls_as_abandonment() {
     assert_eq!(second.reap_once().await.unwrap().orphaned, 0);
     clock.advance(Duration::from_secs(1));
     assert_eq!(second.reap_once().await.unwrap().orphaned, 1, "a full window watched by this runtime");
+}
+
+#[tokio::test]
+async fn a_poll_within_the_slack_writes_nothing_and_one_past_it_does() {
+    let clock = clock();
+    let rt = builder(memory(), &clock).tool(returning("t", json!({}))).build().unwrap();
+    let slack = Policy::default().retention.poll_slack();
+    assert_eq!(slack, Duration::from_millis(112_500), "an eighth of the default 900 s window");
+    let id = create(&rt, "t").await;
+    let created = clock_now(&clock);
+
+    clock.advance(slack - Duration::from_millis(1));
+    rt.get_task(&id, None).await.unwrap();
+    rt.reap_once().await.unwrap(); // flushes what was buffered
+    assert_eq!(stored_poll(&rt, &id).await, None, "seen (created) less than the slack ago: not written");
+
+    clock.advance(Duration::from_millis(1));
+    rt.get_task(&id, None).await.unwrap();
+    rt.reap_once().await.unwrap();
+    assert_eq!(stored_poll(&rt, &id).await, Some(created.plus(slack)), "the slack reached: written");
+
+    clock.advance(Duration::from_secs(5));
+    rt.get_task(&id, None).await.unwrap();
+    rt.reap_once().await.unwrap();
+    assert_eq!(stored_poll(&rt, &id).await, Some(created.plus(slack)), "seen 5 s ago: not written again");
+}
+
+#[tokio::test]
+async fn an_unwritten_poll_still_holds_off_the_orphan_sweep_for_a_whole_window() {
+    let clock = clock();
+    let mut policy = Policy::default();
+    policy.retention.max_execution = Duration::from_secs(7200); // keep the deadline out of the way
+    let window = policy.retention.orphan_after;
+    let slack = policy.retention.poll_slack();
+    let rt = builder(memory(), &clock).policy(policy).tool(returning("t", json!({}))).build().unwrap();
+    let id = create(&rt, "t").await;
+    let created = clock_now(&clock);
+
+    clock.advance(Duration::from_secs(100)); // within the slack: not written
+    rt.get_task(&id, None).await.unwrap();
+    let polled = clock_now(&clock);
+    rt.reap_once().await.unwrap();
+    assert_eq!(stored_poll(&rt, &id).await, None);
+
+    // One millisecond short of a whole window since the (unwritten) poll.
+    clock.set(polled.plus(window).minus(Duration::from_millis(1)));
+    assert_eq!(rt.reap_once().await.unwrap().orphaned, 0, "the client polled less than a window ago");
+    // The stored instant (creation) plus the window and the slack: cancelled.
+    clock.set(created.plus(window).plus(slack).minus(Duration::from_millis(1)));
+    assert_eq!(rt.reap_once().await.unwrap().orphaned, 0);
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(rt.reap_once().await.unwrap().orphaned, 1, "silent for the window and the slack");
+    assert_eq!(status(&rt, &id).await, TaskStatus::Cancelled);
+}
+
+fn clock_now(clock: &mcp_tasks_core::ManualClock) -> Timestamp {
+    use mcp_tasks_core::Clock;
+    clock.now()
+}
+
+async fn stored_poll(rt: &mcp_tasks_runtime::Runtime, id: &mcp_tasks_core::TaskId) -> Option<Timestamp> {
+    rt.store().get(id).await.unwrap().unwrap().last_polled_at
 }

@@ -78,7 +78,7 @@ async fn the_reapers_terminal_moves_say_how_they_ended() {
     // Orphaned: nobody polled it for the orphan window.
     let fresh = builder(store.clone(), &clock).tool(returning("never_run", json!({}))).build().unwrap();
     let orphan = create(&fresh, "never_run").await;
-    clock.advance(Duration::from_secs(900));
+    clock.advance(orphaned_after());
     assert_eq!(fresh.reap_once().await.unwrap().orphaned, 1);
     let (status, text) = message(&fresh, &orphan).await;
     assert_eq!(status, TaskStatus::Cancelled);

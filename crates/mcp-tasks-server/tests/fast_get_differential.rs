@@ -131,7 +131,10 @@ async fn the_fast_path_answers_as_rmcp_does() {
     let clock = Arc::new(ManualClock::new(Timestamp::from_secs(1_800_000_000)));
     let tokens = TokenMap::new([("tok-alice".to_owned(), "alice".to_owned()), ("tok-bob".to_owned(), "bob".to_owned())]);
     let per_second = std::num::NonZeroU32::new(10_000);
-    let h = start_with(|b| b.clock(clock.clone()).auth(tokens).max_polls_per_second(per_second)).await;
+    // No poll slack: every poll is recorded, so both paths' records are compared.
+    let mut policy = mcp_tasks_core::Policy::default();
+    policy.retention.poll_slack_share = 0.0;
+    let h = start_with(|b| b.clock(clock.clone()).policy(policy).auth(tokens).max_polls_per_second(per_second)).await;
     let (slow_url, stop) = serve_without_fast_path(&h.server).await;
     let alice = client_with_token(&h.url, "tok-alice").await;
     let alice_tok = Caller { token: Some("tok-alice"), traceparent: None, elicitation: true };

@@ -137,7 +137,7 @@ async fn a_scripted_run_shows_exactly_its_counts() {
     // It is not run again here: cancel it, so it ends before the orphan sweep.
     c.peer().cancel_task(rmcp::model::CancelTaskParams::new(abandoned.clone())).await.unwrap();
 
-    clock.advance(policy.retention.orphan_after + Duration::from_secs(1));
+    clock.advance(policy.retention.orphan_after + policy.retention.poll_slack() + Duration::from_secs(1));
     let reaped = runtime.reap_once().await.unwrap();
     assert_eq!((reaped.orphaned, reaped.timed_out, reaped.expired), (1, 0, 0));
     assert_eq!(

@@ -113,10 +113,12 @@ pub struct E4Cell {
 /// run, and the sweep interval, with the periods and hint bounds brought
 /// within what `Policy::validate` accepts for W by the policy's own rules
 /// ([`Policy::fitted_to_windows`]). The study drives the reaper itself, so
-/// the periods are declarations, not timers.
+/// the periods are declarations, not timers. Every poll is written (no poll
+/// slack), so the reaper cancels at exactly W of silence, as the paper's does.
 pub fn cell_policy(window_s: f64, params: &E4Params) -> Policy {
     let mut policy = Policy::default();
     policy.retention.orphan_after = Duration::from_secs_f64(window_s);
+    policy.retention.poll_slack_share = 0.0;
     policy.retention.max_execution = Duration::from_secs_f64(params.max_execution_s());
     policy.reaper_interval = Duration::from_secs_f64(params.sweep_interval_s);
     policy.fitted_to_windows()

@@ -56,6 +56,17 @@ fn the_papers_e4_clients_are_refused_naming_both_numbers() {
 }
 
 #[test]
+fn a_poll_slack_share_past_a_half_is_refused_naming_the_setting() {
+    let out = mcp_tasks(&["check", "--poll-slack-share", "0.75"]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let error = only_line(&text, "error: ");
+    assert!(error.contains("retention.poll_slack_share") && error.contains("0.75"), "{error}");
+    let out = mcp_tasks(&["check", "--poll-slack-share", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
 fn a_gap_over_half_the_window_warns_and_passes() {
     let out = mcp_tasks(&["check", "--orphan-window", "120s", "--client-max-poll-gap", "80s"]);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));

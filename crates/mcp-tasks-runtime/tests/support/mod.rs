@@ -154,6 +154,13 @@ pub fn clock() -> ManualClock {
     ManualClock::new(T0)
 }
 
+/// How long an unpolled task of the default policy waits for the orphan
+/// sweep: the window (15 min) and the poll slack (an eighth of it).
+pub fn orphaned_after() -> Duration {
+    let retention = Policy::default().retention;
+    retention.orphan_after + retention.poll_slack()
+}
+
 pub fn memory() -> Arc<dyn TaskStore> {
     Arc::new(MemoryStore::new())
 }

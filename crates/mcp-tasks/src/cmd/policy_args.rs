@@ -22,6 +22,11 @@ pub(crate) struct PolicyArgs {
     /// A live task nobody polls for this long is presumed abandoned and cancelled, e.g. 15m.
     #[arg(long, env = "MCP_TASKS_ORPHAN_WINDOW", value_parser = parse_duration)]
     orphan_window: Option<Duration>,
+    /// Share of the orphan window (0 to 0.5) a stored poll instant may trail
+    /// the last poll by: polls of a task seen more recently write nothing,
+    /// and orphans are cancelled this much later. 0 writes every poll.
+    #[arg(long, env = "MCP_TASKS_POLL_SLACK_SHARE")]
+    poll_slack_share: Option<f64>,
     /// A task must finish this long after creation or it fails, e.g. 30m.
     #[arg(long, env = "MCP_TASKS_MAX_EXECUTION", value_parser = parse_duration)]
     max_execution: Option<Duration>,
@@ -61,6 +66,9 @@ impl PolicyArgs {
         }
         if let Some(d) = self.orphan_window {
             p.retention.orphan_after = d;
+        }
+        if let Some(share) = self.poll_slack_share {
+            p.retention.poll_slack_share = share;
         }
         if let Some(d) = self.max_execution {
             p.retention.max_execution = d;
