@@ -30,6 +30,6 @@ mod store;
 mod writer;
 mod writes;
 
-pub use options::{DEFAULT_BUSY_TIMEOUT, SqliteOptions};
+pub use options::{DEFAULT_BUSY_TIMEOUT, SqliteOptions, default_read_connections};
 pub use store::SqliteStore;
 pub use writer::WriteStats;

@@ -17,6 +17,17 @@ pub struct SqliteOptions {
     /// lease) must set it; operator tools that only inspect or requeue must
     /// not, so they keep working beside a running server.
     pub serve_lock: bool,
+    /// Read-only connections open at most at once; a read beyond them waits
+    /// for one to be free. Default: [`default_read_connections`].
+    pub read_connections: usize,
+}
+
+/// Twice the machine's cores, within 4 to 16: enough reads in flight to keep
+/// every core busy while some wait on the disk, few enough that each
+/// connection's page cache and file mapping stay warm (see `readers.rs`).
+pub fn default_read_connections() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (2 * cores).clamp(4, 16)
 }
 
 impl SqliteOptions {
@@ -28,6 +39,6 @@ impl SqliteOptions {
 
 impl Default for SqliteOptions {
     fn default() -> Self {
-        SqliteOptions { busy_timeout: DEFAULT_BUSY_TIMEOUT, serve_lock: false }
+        SqliteOptions { busy_timeout: DEFAULT_BUSY_TIMEOUT, serve_lock: false, read_connections: default_read_connections() }
     }
 }

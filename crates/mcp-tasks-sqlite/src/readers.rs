@@ -1,59 +1,88 @@
-//! A small pool of read-only connections. In WAL mode readers never wait for
-//! the writer, so `tasks/get` does not queue behind a group commit.
+//! A bounded pool of read-only connections. In WAL mode readers never wait
+//! for the writer, so `tasks/get` does not queue behind a group commit.
+//!
+//! The bound matters more than it looks. Each connection keeps its own page
+//! cache and its own mapping of the file, and SQLite drops both whenever
+//! another connection commits. With one connection per concurrent read (up
+//! to 16 under a 64-client load) every commit left many cold connections,
+//! and polling a store of 100 k tasks took about one page fault per poll;
+//! with a few connections shared by all reads each stays warm and polls of
+//! a large store run as fast as polls of a store of one (see BENCHMARKS.md).
+//! A read beyond the bound waits for a connection instead of opening one.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tasks_store::StoreError;
 use rusqlite::Connection;
+use tokio::sync::Semaphore;
 
 use crate::open::open_reader;
 
-/// Idle read connections kept open; more are opened under load and closed
-/// when the pool is full again. Enough for the reads a busy server overlaps:
-/// a connection opened for one read parses the schema, prepares its
-/// statements and starts with a cold page cache, and profiles showed that
-/// churn growing with the store (3 opens in 2 000 polls of one task, 29 over
-/// 20 000 stored, with 4 kept). Each idle one holds at most its page cache.
-pub(crate) const MAX_IDLE_READERS: usize = 16;
-
-/// Read-only connections to one database file.
+/// Read-only connections to one database file, at most `bound` at once.
 pub(crate) struct Readers {
     path: PathBuf,
     busy_timeout: Duration,
+    /// One permit per connection that may exist; a read holds one from
+    /// before it takes a connection until after it gives it back, so the
+    /// idle list never holds more than the bound and never runs dry while
+    /// a permit is free.
+    permits: Arc<Semaphore>,
     idle: Mutex<Vec<Connection>>,
+    opened: AtomicUsize,
 }
 
 impl Readers {
-    /// A pool for `path` (connections open on first use).
-    pub(crate) fn new(path: PathBuf, busy_timeout: Duration) -> Arc<Self> {
-        Arc::new(Readers { path, busy_timeout, idle: Mutex::new(Vec::new()) })
+    /// A pool for `path` of at most `bound` connections (at least one),
+    /// opened on first use.
+    pub(crate) fn new(path: PathBuf, busy_timeout: Duration, bound: usize) -> Arc<Self> {
+        Arc::new(Readers {
+            path,
+            busy_timeout,
+            permits: Arc::new(Semaphore::new(bound.max(1))),
+            idle: Mutex::new(Vec::new()),
+            opened: AtomicUsize::new(0),
+        })
+    }
+
+    /// Connections opened so far (a connection is opened once and reused).
+    #[cfg(test)]
+    pub(crate) fn opened(&self) -> usize {
+        self.opened.load(Ordering::Relaxed)
     }
 
     fn take(&self) -> Result<Connection, StoreError> {
         let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match idle {
             Some(conn) => Ok(conn),
-            None => open_reader(&self.path, self.busy_timeout),
+            None => {
+                let conn = open_reader(&self.path, self.busy_timeout)?;
+                self.opened.fetch_add(1, Ordering::Relaxed);
+                Ok(conn)
+            }
         }
     }
 
     fn give_back(&self, conn: Connection) {
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(conn);
-        }
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
     }
 
-    /// Runs `op` on a read connection on tokio's blocking pool.
+    /// Runs `op` on a read connection on tokio's blocking pool, waiting
+    /// (without blocking a thread) while every connection is in use.
     pub(crate) async fn read<T, F>(self: &Arc<Self>, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Unavailable("the read pool is closed".to_owned()))?;
         let pool = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let conn = pool.take()?;
             let result = op(&conn);
             pool.give_back(conn);
@@ -61,5 +90,69 @@ impl Readers {
         })
         .await
         .map_err(|e| StoreError::Unavailable(format!("read task failed: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    fn database() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("readers.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x INTEGER);").unwrap();
+        (dir, path)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_beyond_the_bound_waits_for_a_connection_instead_of_opening_one() {
+        let (_dir, path) = database();
+        let pool = Readers::new(path, Duration::from_secs(1), 2);
+        // Two reads hold both connections until released.
+        let mut releases = Vec::new();
+        let mut holders = Vec::new();
+        let (started, holding) = tokio::sync::mpsc::unbounded_channel::<()>();
+        for _ in 0..2 {
+            let (release, wait) = mpsc::channel::<()>();
+            releases.push(release);
+            let (pool, started) = (Arc::clone(&pool), started.clone());
+            holders.push(tokio::spawn(async move {
+                pool.read(move |conn| {
+                    started.send(()).unwrap();
+                    wait.recv().unwrap();
+                    Ok(conn
+                        .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+                        .map_err(crate::row::unavailable)?)
+                })
+                .await
+            }));
+        }
+        let mut holding = holding;
+        for _ in 0..2 {
+            holding.recv().await.unwrap();
+        }
+        let mut third = {
+            let pool = Arc::clone(&pool);
+            tokio::spawn(async move {
+                pool.read(|conn| {
+                    Ok(conn.query_row("SELECT 7", [], |r| r.get::<_, i64>(0)).map_err(crate::row::unavailable)?)
+                })
+                .await
+            })
+        };
+        // An unbounded pool would open a third connection and answer at once.
+        let early = tokio::time::timeout(Duration::from_millis(200), &mut third).await;
+        assert!(early.is_err(), "the third read ran while both connections were held");
+        for release in releases {
+            release.send(()).unwrap();
+        }
+        for holder in holders {
+            assert_eq!(holder.await.unwrap().unwrap(), 0);
+        }
+        assert_eq!(third.await.unwrap().unwrap(), 7);
+        assert_eq!(pool.opened(), 2, "the waiting read reused a connection");
     }
 }

@@ -64,7 +64,7 @@ impl SqliteStore {
         let writer = Writer::start(conn, Arc::clone(&watch))?;
         Ok(SqliteStore {
             watch,
-            readers: Readers::new(path.clone(), options.busy_timeout),
+            readers: Readers::new(path.clone(), options.busy_timeout, options.read_connections),
             path,
             writer,
             _serve_lock: serve_lock,
