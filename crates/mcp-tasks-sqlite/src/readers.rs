@@ -114,7 +114,7 @@ mod tests {
         // Two reads hold both connections until released.
         let mut releases = Vec::new();
         let mut holders = Vec::new();
-        let (started, holding) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let (started, mut holding) = tokio::sync::mpsc::unbounded_channel::<()>();
         for _ in 0..2 {
             let (release, wait) = mpsc::channel::<()>();
             releases.push(release);
@@ -123,24 +123,19 @@ mod tests {
                 pool.read(move |conn| {
                     started.send(()).unwrap();
                     wait.recv().unwrap();
-                    Ok(conn
-                        .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
-                        .map_err(crate::row::unavailable)?)
+                    conn.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).map_err(crate::row::unavailable)
                 })
                 .await
             }));
         }
-        let mut holding = holding;
         for _ in 0..2 {
             holding.recv().await.unwrap();
         }
         let mut third = {
             let pool = Arc::clone(&pool);
             tokio::spawn(async move {
-                pool.read(|conn| {
-                    Ok(conn.query_row("SELECT 7", [], |r| r.get::<_, i64>(0)).map_err(crate::row::unavailable)?)
-                })
-                .await
+                pool.read(|conn| conn.query_row("SELECT 7", [], |r| r.get::<_, i64>(0)).map_err(crate::row::unavailable))
+                    .await
             })
         };
         // An unbounded pool would open a third connection and answer at once.
