@@ -241,13 +241,15 @@ impl Runtime {
         Ok((self.view(created.record).await, created.created))
     }
 
-    /// Reads a task (recording the poll in memory, written in batches).
+    /// Reads a task (recording a live task's poll in memory, written in
+    /// batches; a finished task's poll writes nothing).
     /// Another principal's task is [`RuntimeError::TaskNotFound`].
     pub async fn get_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
         let record = self.read_visible(id, principal).await?;
         let now = self.inner.clock.now();
-        // A recently seen task needs no write: the orphan sweep allows for the slack.
-        if self.inner.policy.retention.poll_needs_record(record.last_seen_at(), now) {
+        // Only a live task can be orphaned, so only its polls are kept; and a
+        // recently seen one needs no write: the orphan sweep allows for the slack.
+        if record.status.is_live() && self.inner.policy.retention.poll_needs_record(record.last_seen_at(), now) {
             self.inner.polls.record(id, now);
         }
         self.inner.metrics.polled(&record.tool);

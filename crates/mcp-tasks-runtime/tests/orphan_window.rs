@@ -2,7 +2,8 @@
 //! (plus the poll slack) is cancelled, one polled a millisecond later is
 //! not. Buffered polls are flushed before the sweep reads. A poll within the
 //! slack of the task's stored last-seen instant writes nothing, and still
-//! keeps the task from being cancelled before a whole window of silence.
+//! keeps the task from being cancelled before a whole window of silence;
+//! a poll of a finished task writes nothing at all.
 
 use crate::support;
 use std::time::Duration;
@@ -84,6 +85,24 @@ async fn a_poll_within_the_slack_writes_nothing_and_one_past_it_does() {
     rt.get_task(&id, None).await.unwrap();
     rt.reap_once().await.unwrap();
     assert_eq!(stored_poll(&rt, &id).await, Some(created.plus(slack)), "seen 5 s ago: not written again");
+}
+
+#[tokio::test]
+async fn a_poll_of_a_finished_task_writes_nothing() {
+    // No slack: only the status keeps the finished task's poll unwritten.
+    let clock = clock();
+    let rt = builder(memory(), &clock).policy(exact()).tool(returning("t", json!({}))).build().unwrap();
+    let finished = create(&rt, "t").await;
+    run_settled(&rt).await;
+    assert_eq!(status(&rt, &finished).await, TaskStatus::Completed);
+    let live = create(&rt, "t").await; // queued: nothing runs it
+
+    clock.advance(Duration::from_secs(1));
+    rt.get_task(&finished, None).await.unwrap();
+    rt.get_task(&live, None).await.unwrap();
+    rt.reap_once().await.unwrap(); // flushes what was buffered
+    assert_eq!(stored_poll(&rt, &finished).await, None, "nothing left to orphan: not written");
+    assert_eq!(stored_poll(&rt, &live).await, Some(clock_now(&clock)), "a live task's poll is written");
 }
 
 #[tokio::test]
