@@ -13,6 +13,7 @@
 pub mod cancel;
 pub mod classify;
 pub mod config_check;
+mod fingerprint;
 pub mod follow;
 pub mod hint;
 pub mod input;
@@ -48,6 +49,7 @@ pub use reaper::{ReaperAction, Sweep, SweepContext};
 pub use retention::{DEFAULT_POLL_SLACK_SHARE, LARGEST_POLL_SLACK_SHARE, RetentionPolicy};
 pub use retry::{RetryDecision, RetryPolicy};
 pub use status::{IllegalTransition, TaskStatus};
-pub use task::{Lease, TaskError, TaskId, TaskRecord, call_fingerprint};
+pub use fingerprint::call_fingerprint;
+pub use task::{Lease, TaskError, TaskId, TaskRecord};
 pub use time::{Clock, ManualClock, SystemClock, Timestamp};
 pub use triage::{TriageDecision, triage};

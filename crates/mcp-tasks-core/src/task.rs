@@ -159,7 +159,7 @@ impl TaskRecord {
         TaskRecord {
             id,
             version: 1,
-            fingerprint: call_fingerprint(&tool, &arguments),
+            fingerprint: crate::fingerprint::call_fingerprint(&tool, &arguments),
             tool,
             arguments,
             principal: None,
@@ -197,41 +197,9 @@ impl TaskRecord {
     }
 }
 
-/// A stable fingerprint of a tool call, bound to an idempotency key so the same
-/// key with other arguments is caught. Keys of JSON objects are compared in
-/// sorted order, so `{"a":1,"b":2}` and `{"b":2,"a":1}` match.
-pub fn call_fingerprint(tool: &str, arguments: &Value) -> String {
-    use sha2::{Digest, Sha256};
-    let canonical = canonical_json(arguments);
-    let mut h = Sha256::new();
-    h.update(tool.as_bytes());
-    h.update([0u8]);
-    h.update(canonical.as_bytes());
-    let digest = h.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn canonical_json(v: &Value) -> String {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<_> = map.keys().collect();
-            keys.sort();
-            let parts: Vec<String> =
-                keys.into_iter().map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k]))).collect();
-            format!("{{{}}}", parts.join(","))
-        }
-        Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(canonical_json).collect();
-            format!("[{}]", parts.join(","))
-        }
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn ids_are_random_and_long() {
@@ -239,14 +207,5 @@ mod tests {
         let b = TaskId::random();
         assert_ne!(a, b);
         assert_eq!(a.as_str().len(), 36);
-    }
-
-    #[test]
-    fn fingerprint_ignores_key_order_but_not_values() {
-        let a = call_fingerprint("t", &json!({"a": 1, "b": [1, {"y": 2, "x": 1}]}));
-        let b = call_fingerprint("t", &json!({"b": [1, {"x": 1, "y": 2}], "a": 1}));
-        assert_eq!(a, b);
-        assert_ne!(a, call_fingerprint("t", &json!({"a": 2, "b": [1, {"x": 1, "y": 2}]})));
-        assert_ne!(a, call_fingerprint("u", &json!({"a": 1, "b": [1, {"x": 1, "y": 2}]})));
     }
 }
