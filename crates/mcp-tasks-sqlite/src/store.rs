@@ -118,7 +118,8 @@ impl fmt::Debug for SqliteStore {
 #[async_trait]
 impl TaskStore for SqliteStore {
     async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
-        self.writer.write(move |conn| writes::create(conn, new)).await
+        // Repeatable: its outcome depends only on the database (and `new`).
+        self.writer.write_repeatable(move |conn| writes::create(conn, new.clone())).await
     }
 
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
