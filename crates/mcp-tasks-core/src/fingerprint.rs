@@ -123,7 +123,10 @@ mod tests {
     fn known_bytes_stay_the_same() {
         // SHA-256 of `report\0{"a":1,"b":[1,{"x":1,"y":2}],"s":"q\"\\n"}`, computed outside Rust.
         let arguments = json!({"s": "q\"\\n", "b": [1, {"y": 2, "x": 1}], "a": 1});
-        assert_eq!(call_fingerprint("report", &arguments), "080b0dfd9a8f67ae6808a7799fc9407b1e0a04685364743238585137b9226f82");
+        assert_eq!(
+            call_fingerprint("report", &arguments),
+            "080b0dfd9a8f67ae6808a7799fc9407b1e0a04685364743238585137b9226f82"
+        );
     }
 
     #[test]
