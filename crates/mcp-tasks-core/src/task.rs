@@ -9,8 +9,10 @@ use serde_json::Value;
 use crate::status::TaskStatus;
 use crate::time::Timestamp;
 
-/// A task's id: 128 bits from the operating system's random source (a UUID v4,
-/// 122 of them random), so an id cannot be guessed from another.
+/// A task's id: a UUID whose random bits come from the operating system, so
+/// an id cannot be guessed from another (122 random bits from
+/// [`random`](Self::random), 80 after a creation instant from
+/// [`minted_at`](Self::minted_at)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct TaskId(pub String);
@@ -19,7 +21,27 @@ impl TaskId {
     /// A fresh random id. The core's only read of OS entropy: it mints a
     /// name and decides nothing (see `tests/sans_io.rs`).
     pub fn random() -> Self {
-        TaskId(uuid::Uuid::new_v4().to_string())
+        TaskId(Self::random_bytes().to_string())
+    }
+
+    /// A fresh id that sorts by `at` (a UUID v7: 48 bits of milliseconds,
+    /// then 80 random bits from [`random`](Self::random)'s source). Stores
+    /// index tasks by id, so ids minted in creation order append to that
+    /// index instead of splitting pages all over it, and recent tasks, the
+    /// ones clients poll, share its pages.
+    pub fn minted_at(at: Timestamp) -> Self {
+        let random = *Self::random_bytes().as_bytes();
+        // Bytes 6 and 8 of a v4 hold its version and variant bits: skip them.
+        let mut bits = [0u8; 10];
+        bits[..6].copy_from_slice(&random[..6]);
+        bits[6..].copy_from_slice(&random[9..13]);
+        let millis = u64::try_from(at.as_millis()).unwrap_or(0);
+        TaskId(uuid::Builder::from_unix_timestamp_millis(millis, &bits).into_uuid().to_string())
+    }
+
+    /// The core's one read of OS entropy (a UUID v4).
+    fn random_bytes() -> uuid::Uuid {
+        uuid::Uuid::new_v4()
     }
 
     /// The id as text.
@@ -200,6 +222,19 @@ impl TaskRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minted_ids_sort_by_their_instant_and_stay_random() {
+        let early = TaskId::minted_at(Timestamp::from_millis(1_800_000_000_000));
+        let late = TaskId::minted_at(Timestamp::from_millis(1_800_000_000_001));
+        let twin = TaskId::minted_at(Timestamp::from_millis(1_800_000_000_000));
+        assert!(early < late && twin < late, "{early} {twin} {late}");
+        assert_ne!(early, twin, "the same millisecond, other random bits");
+        assert_eq!(early.as_str().len(), 36);
+        let uuid = uuid::Uuid::parse_str(early.as_str()).unwrap();
+        assert_eq!(uuid.get_version_num(), 7);
+        assert_eq!(&early.as_str()[..13], "01a3185c-5000", "48 bits of milliseconds first");
+    }
 
     #[test]
     fn ids_are_random_and_long() {

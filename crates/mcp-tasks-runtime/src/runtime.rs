@@ -218,7 +218,8 @@ impl Runtime {
         let created = inner
             .store
             .create(NewTask {
-                id: TaskId::random(),
+                // Ordered by creation: appended to the id index, not split into it.
+                id: TaskId::minted_at(now),
                 tool: req.tool,
                 arguments: req.arguments,
                 principal: req.principal,
