@@ -11,7 +11,7 @@ use crate::time::Timestamp;
 
 /// A task's id: a UUID whose random bits come from the operating system, so
 /// an id cannot be guessed from another (122 random bits from
-/// [`random`](Self::random), 80 after a creation instant from
+/// [`random`](Self::random), 74 after a creation instant from
 /// [`minted_at`](Self::minted_at)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -25,7 +25,7 @@ impl TaskId {
     }
 
     /// A fresh id that sorts by `at` (a UUID v7: 48 bits of milliseconds,
-    /// then 80 random bits from [`random`](Self::random)'s source). Stores
+    /// then 74 random bits (of 80 drawn) from [`random`](Self::random)'s source). Stores
     /// index tasks by id, so ids minted in creation order append to that
     /// index instead of splitting pages all over it, and recent tasks, the
     /// ones clients poll, share its pages.
