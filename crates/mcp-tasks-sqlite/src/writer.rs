@@ -230,10 +230,15 @@ fn not_run() -> StoreError {
     StoreError::Unavailable("the write was not run".into())
 }
 
+/// Runs one savepoint statement. Every job runs these, so they are
+/// prepared once (cached), not parsed per job.
+fn savepoint_sql(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql).and_then(|mut s| s.execute([])).map(drop)
+}
+
 /// Runs `op` so that its failure undoes only its own writes.
-/// Every job runs these, so they are prepared once (cached), not parsed per job.
 fn in_savepoint<T>(conn: &Connection, op: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-    let run = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([])).map(drop);
+    let run = |sql: &str| savepoint_sql(conn, sql);
     run("SAVEPOINT job").map_err(|e| StoreError::Unavailable(e.to_string()))?;
     let result = op(conn);
     let end = match &result {
@@ -347,12 +352,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>, counters: &Counters) {
 /// Runs `jobs` under one savepoint, again each in its own if one failed
 /// (after rolling the others back), and holds their results.
 fn run_together(conn: &Connection, jobs: &mut Vec<Box<dyn Repeatable>>, held: &mut Vec<Box<dyn Pending>>) {
-    let sql = |sql: &str| {
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute([]))
-            .map(drop)
-            .map_err(|e| StoreError::Unavailable(format!("{sql}: {e}")))
-    };
+    let sql = |sql: &str| savepoint_sql(conn, sql).map_err(|e| StoreError::Unavailable(format!("{sql}: {e}")));
     if !jobs.is_empty() {
         let together = sql("SAVEPOINT run").and_then(|()| {
             let all_ok = jobs.iter_mut().all(|job| job.run(conn, false)); // stops at the first failure
