@@ -44,7 +44,7 @@ impl DeadLetters<'_> {
         let policy = runtime.policy();
         let now = runtime.now();
         let new = NewTask {
-            id: TaskId::random(),
+            id: TaskId::minted_at(now), // in creation order, like every task the runtime mints
             tool: letter.tool,
             arguments: letter.arguments,
             principal: letter.principal,
