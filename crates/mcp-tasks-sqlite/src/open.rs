@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use mcp_tasks_store::StoreError;
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 
-use crate::schema::{APPLICATION_ID, MIGRATIONS, latest_version};
+use crate::schema::{APPLICATION_ID, MIGRATIONS, Migration, latest_version};
 
 fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
     StoreError::Open { path: path.display().to_string(), reason: reason.into() }
@@ -134,16 +134,20 @@ fn check_ours(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
 /// version is read again under the write lock, so two processes opening a
 /// fresh file at once migrate it once.
 fn migrate(conn: &Connection, path: &Path, from: i64) -> Result<(), StoreError> {
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
         let to = index as i64 + 1;
-        let step = || -> rusqlite::Result<()> {
-            conn.execute_batch("BEGIN IMMEDIATE")?;
-            let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let step = || -> Result<(), String> {
+            let sql = |sql: &str| conn.execute_batch(sql).map_err(|e| e.to_string());
+            sql("BEGIN IMMEDIATE")?;
+            let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
             if current < to {
-                conn.execute_batch(sql)?;
-                conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"))?;
+                match migration {
+                    Migration::Sql(statements) => sql(statements)?,
+                    Migration::EditTableText { table, from, to } => edit_table_text(conn, table, from, to)?,
+                }
+                sql(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {to};"))?;
             }
-            conn.execute_batch("COMMIT")
+            sql("COMMIT")
         };
         if let Err(e) = step() {
             if !conn.is_autocommit() {
@@ -154,4 +158,45 @@ fn migrate(conn: &Connection, path: &Path, from: i64) -> Result<(), StoreError> 
         }
     }
     Ok(())
+}
+
+/// SQLite's documented way to change a table's text when every stored row
+/// already meets the change ("Making Other Kinds Of Table Schema Changes"):
+/// edit `sqlite_schema` under `writable_schema`, then move `schema_version`
+/// on, so every connection (this one too) parses the schema again before
+/// its next statement. A table that already reads `to` needs nothing; one
+/// holding neither text is refused. Runs inside the migration's transaction.
+fn edit_table_text(conn: &Connection, table: &str, from: &str, to: &str) -> Result<(), String> {
+    let edit = || -> rusqlite::Result<usize> {
+        let schema_version: i64 = conn.pragma_query_value(None, "schema_version", |r| r.get(0))?;
+        conn.pragma_update(None, "writable_schema", true)?;
+        let edited = conn.execute(
+            "UPDATE sqlite_schema SET sql = replace(sql, ?2, ?3) \
+             WHERE type = 'table' AND name = ?1 AND instr(sql, ?2) > 0",
+            params![table, from, to],
+        )?;
+        if edited == 1 {
+            conn.pragma_update(None, "schema_version", schema_version + 1)?;
+        }
+        conn.pragma_update(None, "writable_schema", false)?;
+        Ok(edited)
+    };
+    let holds = |text: &str| {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1 AND instr(sql, ?2) > 0",
+            params![table, text],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(|e| e.to_string())
+    };
+    match edit() {
+        Ok(1) => Ok(()),
+        Ok(_) if holds(to)? == 1 => Ok(()),
+        // Nothing was changed; the caller rolls the transaction back.
+        Ok(_) => Err(format!("table {table}'s definition holds neither the text to replace nor its replacement: {from}")),
+        Err(e) => {
+            let _ = conn.pragma_update(None, "writable_schema", false);
+            Err(e.to_string())
+        }
+    }
 }

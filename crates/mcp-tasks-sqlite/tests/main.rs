@@ -13,4 +13,5 @@ mod locked_writer;
 mod open_errors;
 mod quota_migration;
 mod serve_lock;
+mod status_check_migration;
 mod unreadable_rows;
