@@ -78,7 +78,7 @@ fn a_version_6_file_holding_neither_spelling_is_refused_and_left_as_it_was() {
     // Someone else's edit: neither version 6's CHECK nor version 7's.
     rewrite_check(&Connection::open(&path).unwrap(), AS_COMPARISONS, "CHECK (status <> '')", 6);
 
-    let error = SqliteStore::open(&path).err().expect("the migration is refused");
+    let error = SqliteStore::open(&path).expect_err("the migration is refused");
     let StoreError::Open { reason, .. } = &error else { panic!("{error}") };
     assert!(reason.contains("schema version 7") && reason.contains("holds neither"), "{reason}");
     let conn = Connection::open(&path).unwrap();
