@@ -179,6 +179,9 @@ fn edit_table_text(conn: &Connection, table: &str, from: &str, to: &str) -> Resu
             conn.pragma_update(None, "schema_version", schema_version + 1)?;
         }
         conn.pragma_update(None, "writable_schema", false)?;
+        // Reading the schema now meets the moved cookie and parses it again,
+        // so no statement prepared later starts from the old text.
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
         Ok(edited)
     };
     let holds = |text: &str| {
