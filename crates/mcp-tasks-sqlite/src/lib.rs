@@ -27,6 +27,7 @@ mod row;
 mod schema;
 mod serve_lock;
 mod store;
+mod update_sql;
 mod writer;
 mod writes;
 

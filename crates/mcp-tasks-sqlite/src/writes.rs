@@ -1,7 +1,6 @@
 //! The store's writes, each run by the writer thread on its connection
 //! inside the current group-commit transaction.
 
-use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
 use mcp_tasks_store::{
     AttemptEnd, ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError, Update,
@@ -12,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
 
 use crate::quarantine::{decode_rows, quarantine_all};
 use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
-use crate::schema::{LIVE, TERMINAL};
+use crate::update_sql::{Action, Bindings, GuardTerm, SetColumn};
 
 /// The claim's candidate filter, spelled as the `tasks_claim` index's `WHERE`.
 pub(crate) const CLAIMABLE: &str =
@@ -95,32 +94,28 @@ fn is_primary_key_error(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
-/// The `WHERE` conditions of a guard, appended to `sql` with their values.
-fn push_guard(guard: &Guard, sql: &mut String, values: &mut Vec<Sql>) {
-    values.push(Sql::Text(guard.id.0.clone()));
-    sql.push_str(" WHERE id = ?");
-    let mut cond = |column: &str, op: &str, value: Sql| {
-        values.push(value);
-        sql.push_str(&format!(" AND {column} {op} ?"));
-    };
+/// A statement on the guard's row that checks each of its terms.
+fn guarded(action: Action, guard: Guard) -> Bindings {
+    let mut b = Bindings::new(action, guard.id.0);
     if let Some(v) = guard.version {
-        cond("version", "=", Sql::Integer(v));
+        b.check(GuardTerm::Version, Sql::Integer(v));
     }
     if let Some(s) = guard.status {
-        cond("status", "=", Sql::Text(s.as_str().to_owned()));
+        b.check(GuardTerm::Status, Sql::Text(s.as_str().to_owned()));
     }
     if let Some(a) = guard.attempt {
-        cond("attempt", "=", Sql::Integer(a.into()));
+        b.check(GuardTerm::Attempt, Sql::Integer(a.into()));
     }
-    if let Some(owner) = &guard.lease_owner {
-        cond("lease_owner", "=", Sql::Text(owner.clone()));
+    if let Some(owner) = guard.lease_owner {
+        b.check(GuardTerm::LeaseOwner, Sql::Text(owner));
     }
     if let Some(c) = guard.cancel_requested {
-        cond("cancel_requested", "=", Sql::Integer(c.into()));
+        b.check(GuardTerm::CancelRequested, Sql::Integer(c.into()));
     }
     if let Some(t) = guard.last_seen_at_or_before {
-        cond("last_seen_at", "<=", Sql::Integer(t.as_millis()));
+        b.check(GuardTerm::LastSeenAtOrBefore, Sql::Integer(t.as_millis()));
     }
+    b
 }
 
 fn opt_instant(t: Option<Timestamp>) -> Sql {
@@ -138,82 +133,72 @@ fn opt_text(s: Option<String>) -> Sql {
 /// is built from the row.
 pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, StoreError> {
     let GuardedUpdate { guard, update } = update;
-    let mut values = Vec::new();
+    let id = guard.id.clone();
     let outcome = match update {
         Update::Delete => {
-            let mut sql = String::from("DELETE FROM tasks");
-            push_guard(&guard, &mut sql, &mut values);
-            sql.push_str(&format!(" AND {TERMINAL}"));
+            let (sql, values) = guarded(Action::Delete, guard).into_statement();
             let deleted = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
             (deleted.map_err(unavailable)? == 1).then_some(UpdateOutcome::Applied(None))
         }
         Update::Change(change) => {
             let change = *change;
-            let visible = change.is_visible();
-            let mut sets = Vec::new();
-            let mut set = |column: &str, value: Sql| {
-                sets.push(format!("{column} = ?"));
-                values.push(value);
-            };
-            if visible {
-                set("updated_at", Sql::Integer(change.now.as_millis()));
+            let returning = read_back || change.dead_letter.is_some();
+            let mut b = guarded(Action::Change { to: change.status, returning }, guard);
+            if change.is_visible() {
+                b.set(SetColumn::UpdatedAt, Sql::Integer(change.now.as_millis()));
             }
             if let Some(s) = change.status {
-                set("status", Sql::Text(s.as_str().to_owned()));
+                b.set(SetColumn::Status, Sql::Text(s.as_str().to_owned()));
             }
             if let Some(m) = change.status_message {
-                set("status_message", opt_text(m));
+                b.set(SetColumn::StatusMessage, opt_text(m));
             }
             if let Some(a) = change.attempt {
-                set("attempt", Sql::Integer(a.into()));
+                b.set(SetColumn::Attempt, Sql::Integer(a.into()));
             }
             if let Some(m) = change.max_attempts {
-                set("max_attempts", Sql::Integer(m.into()));
+                b.set(SetColumn::MaxAttempts, Sql::Integer(m.into()));
             }
             if let Some(r) = change.run_at {
-                set("run_at", opt_instant(r));
+                b.set(SetColumn::RunAt, opt_instant(r));
             }
             if let Some(lease) = change.lease {
                 let (owner, expires) = lease.map_or((None, None), |l| (Some(l.owner), Some(l.expires_at)));
-                set("lease_owner", opt_text(owner));
-                set("lease_expires_at", opt_instant(expires));
+                b.set(SetColumn::LeaseOwner, opt_text(owner));
+                b.set(SetColumn::LeaseExpiresAt, opt_instant(expires));
             }
             if let Some(c) = change.cancel_requested {
-                set("cancel_requested", Sql::Integer(c.into()));
+                b.set(SetColumn::CancelRequested, Sql::Integer(c.into()));
             }
             if let Some(t) = change.terminal_at {
-                set("terminal_at", Sql::Integer(t.as_millis()));
+                b.set(SetColumn::TerminalAt, Sql::Integer(t.as_millis()));
             }
             if let Some(e) = change.expires_at {
-                set("expires_at", opt_instant(e));
+                b.set(SetColumn::ExpiresAt, opt_instant(e));
             }
             if let Some(r) = &change.result {
-                set("result", Sql::Text(to_json(r)));
+                b.set(SetColumn::Result, Sql::Text(to_json(r)));
             }
             if let Some(e) = &change.error {
-                set("error", Sql::Text(to_json(e)));
+                b.set(SetColumn::Error, Sql::Text(to_json(e)));
             }
             if let Some(r) = &change.input_requests {
-                set("input_requests", Sql::Text(to_json(r)));
+                b.set(SetColumn::InputRequests, Sql::Text(to_json(r)));
             }
             if let Some(r) = &change.input_responses {
-                set("input_responses", Sql::Text(to_json(r)));
+                b.set(SetColumn::InputResponses, Sql::Text(to_json(r)));
             }
-            sets.push("version = version + 1".to_owned());
-            let mut sql = format!("UPDATE tasks SET {}", sets.join(", "));
-            push_guard(&guard, &mut sql, &mut values);
-            sql.push_str(&format!(" AND {}", allowed_sources(change.status)));
-            if !read_back && change.dead_letter.is_none() {
+            let (sql, values) = b.into_statement();
+            if !returning {
                 let changed = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
                 if changed.map_err(unavailable)? == 1 {
                     if let Some(end) = change.attempt_end {
-                        insert_attempt(conn, &guard.id, change.now, end)?;
+                        insert_attempt(conn, &id, change.now, end)?;
                     }
                     return Ok(UpdateOutcome::Applied(None));
                 }
-                return lost_or_gone(conn, &guard.id);
+                return lost_or_gone(conn, &id);
             }
-            sql.push_str(&format!(" RETURNING {TASK_COLUMNS}"));
             match one_task(conn, &sql, params_from_iter(values))? {
                 Some(record) => {
                     if let Some(letter) = change.dead_letter {
@@ -230,7 +215,7 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
     };
     match outcome {
         Some(applied) => Ok(applied),
-        None => lost_or_gone(conn, &guard.id),
+        None => lost_or_gone(conn, &id),
     }
 }
 
@@ -239,21 +224,6 @@ fn lost_or_gone(conn: &Connection, id: &TaskId) -> Result<UpdateOutcome, StoreEr
     let exists =
         conn.query_row("SELECT 1 FROM tasks WHERE id = ?1", [id.as_str()], |_| Ok(())).optional().map_err(unavailable)?;
     Ok(if exists.is_some() { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
-}
-
-/// The statuses a change may start from: live ones (terminal rows never
-/// change) from which the core's lifecycle allows the new status.
-fn allowed_sources(to: Option<mcp_tasks_core::TaskStatus>) -> String {
-    let Some(to) = to else { return LIVE.to_owned() };
-    let from: Vec<_> = ALL_STATUSES
-        .into_iter()
-        .filter(|s| s.is_live() && s.check_transition(to).is_ok())
-        .map(|s| format!("'{}'", s.as_str()))
-        .collect();
-    if from.is_empty() {
-        return "0".to_owned();
-    }
-    format!("{LIVE} AND status IN ({})", from.join(", "))
 }
 
 fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: NewDeadLetter) -> Result<(), StoreError> {
