@@ -23,6 +23,8 @@ mod query_plans;
 mod reader_mmap;
 mod readers;
 mod reads;
+#[cfg(test)]
+mod repeatable_writes;
 mod row;
 mod schema;
 mod serve_lock;

@@ -30,7 +30,7 @@ use crate::{reads, writes};
 /// holds the lock).
 pub struct SqliteStore {
     path: PathBuf,
-    writer: Writer,
+    pub(crate) writer: Writer,
     readers: Arc<Readers>,
     watch: Arc<FileWatch>,
     /// Declared last so it is released after the writer has closed the file.
@@ -142,25 +142,31 @@ impl TaskStore for SqliteStore {
             return Ok(());
         }
         let polls = polls.to_vec();
-        self.writer.write(move |conn| writes::record_polls(conn, &polls)).await
+        self.writer.write_repeatable(move |conn| writes::record_polls(conn, &polls)).await
     }
 
     async fn claim(&self, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
-        self.writer.write(move |conn| writes::claim(conn, params)).await
+        // Repeatable, like every write here whose outcome depends only on
+        // the database and its arguments: a run of them shares one savepoint.
+        self.writer.write_repeatable(move |conn| writes::claim(conn, params.clone())).await
     }
 
     async fn apply(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u, true)).collect()).await
+        self.writer
+            .write_repeatable(move |conn| updates.iter().map(|u| writes::apply(conn, u.clone(), true)).collect())
+            .await
     }
 
     async fn apply_unread(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        self.writer.write(move |conn| updates.into_iter().map(|u| writes::apply(conn, u, false)).collect()).await
+        self.writer
+            .write_repeatable(move |conn| updates.iter().map(|u| writes::apply(conn, u.clone(), false)).collect())
+            .await
     }
 
     async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {

@@ -11,8 +11,9 @@
 //!
 //! A savepoint copies every page a job touches into the sub-journal, once
 //! per savepoint, which made a creation's page copies ≈ a tenth of its
-//! instructions. So a run of *repeatable* jobs (creations: their outcome
-//! depends only on the database, which a rollback restores) shares one
+//! instructions. So a run of *repeatable* jobs (creations, claims, guarded
+//! updates, poll instants: their outcome depends only on the database,
+//! which a rollback restores, and on arguments they keep) shares one
 //! savepoint; if any of them fails, the run is rolled back and each of its
 //! jobs runs again in its own savepoint, as every other job always does.
 
