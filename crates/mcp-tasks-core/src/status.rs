@@ -59,6 +59,19 @@ impl TaskStatus {
     pub fn check_transition(self, to: TaskStatus) -> Result<(), IllegalTransition> {
         if self.can_become(to) { Ok(()) } else { Err(IllegalTransition { from: self, to }) }
     }
+
+    /// The live statuses a task may move to `self` from (terminal ones never
+    /// change): what a store's guarded write checks the stored status against.
+    pub fn live_sources(self) -> impl Iterator<Item = TaskStatus> {
+        ALL_STATUSES.into_iter().filter(move |from| from.is_live() && from.can_become(self))
+    }
+
+    /// [`live_sources`](Self::live_sources) as an SQL list of quoted
+    /// spellings (`'working', 'input_required'`), or `None` when there are none.
+    pub fn live_sources_sql(self) -> Option<String> {
+        let quoted: Vec<String> = self.live_sources().map(|s| format!("'{}'", s.as_str())).collect();
+        (!quoted.is_empty()).then(|| quoted.join(", "))
+    }
 }
 
 impl fmt::Display for TaskStatus {
@@ -92,6 +105,15 @@ pub struct IllegalTransition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_reached_only_from_live_ones() {
+        for to in ALL_STATUSES {
+            let sources: Vec<_> = to.live_sources().collect();
+            assert_eq!(sources, [TaskStatus::Working, TaskStatus::InputRequired], "{to}");
+            assert_eq!(to.live_sources_sql().as_deref(), Some("'working', 'input_required'"));
+        }
+    }
 
     #[test]
     fn terminal_states_are_final() {

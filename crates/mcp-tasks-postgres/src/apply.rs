@@ -5,7 +5,6 @@
 //! lost race changes nothing.
 
 use deadpool_postgres::{GenericClient, Pool, Transaction};
-use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{AttemptEnd, Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
 use tokio_postgres::types::ToSql;
@@ -63,16 +62,11 @@ fn guard_sql(guard: &Guard, params: &mut Params) -> String {
 /// The statuses a change may start from: live ones (terminal rows never
 /// change) from which the core's lifecycle allows the new status.
 fn allowed_sources(to: Option<TaskStatus>) -> String {
-    let Some(to) = to else { return LIVE.to_owned() };
-    let from: Vec<_> = ALL_STATUSES
-        .into_iter()
-        .filter(|s| s.is_live() && s.check_transition(to).is_ok())
-        .map(|s| format!("'{}'", s.as_str()))
-        .collect();
-    if from.is_empty() {
-        return "false".to_owned();
+    match to.map(TaskStatus::live_sources_sql) {
+        None => LIVE.to_owned(),
+        Some(Some(from)) => format!("{LIVE} AND status IN ({from})"),
+        Some(None) => "false".to_owned(),
     }
-    format!("{LIVE} AND status IN ({})", from.join(", "))
 }
 
 /// Applies `updates` in order in one transaction, one commit.

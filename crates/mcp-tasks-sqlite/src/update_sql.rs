@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use mcp_tasks_core::TaskStatus;
-use mcp_tasks_core::status::ALL_STATUSES;
 use rusqlite::types::Value as Sql;
 
 use crate::row::TASK_COLUMNS;
@@ -169,20 +168,17 @@ impl Shape {
 /// The statuses a change may start from: live ones (terminal rows never
 /// change) from which the core's lifecycle allows the new status.
 fn allowed_sources(to: Option<TaskStatus>) -> String {
-    let Some(to) = to else { return LIVE.to_owned() };
-    let from: Vec<_> = ALL_STATUSES
-        .into_iter()
-        .filter(|s| s.is_live() && s.check_transition(to).is_ok())
-        .map(|s| format!("'{}'", s.as_str()))
-        .collect();
-    if from.is_empty() {
-        return "0".to_owned();
+    match to.map(TaskStatus::live_sources_sql) {
+        None => LIVE.to_owned(),
+        Some(Some(from)) => format!("{LIVE} AND status IN ({from})"),
+        Some(None) => "0".to_owned(),
     }
-    format!("{LIVE} AND status IN ({})", from.join(", "))
 }
 
 #[cfg(test)]
 mod tests {
+    use mcp_tasks_core::status::ALL_STATUSES;
+
     use super::*;
     use proptest::prelude::*;
 
