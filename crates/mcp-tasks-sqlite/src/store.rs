@@ -30,6 +30,8 @@ use crate::{reads, writes};
 /// holds the lock).
 pub struct SqliteStore {
     path: PathBuf,
+    /// The writer thread (crate-visible so tests can hold it and queue
+    /// writes into one batch).
     pub(crate) writer: Writer,
     readers: Arc<Readers>,
     watch: Arc<FileWatch>,
@@ -155,18 +157,14 @@ impl TaskStore for SqliteStore {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        self.writer
-            .write_repeatable(move |conn| updates.iter().map(|u| writes::apply(conn, u.clone(), true)).collect())
-            .await
+        self.writer.write_repeatable(move |conn| updates.iter().map(|u| writes::apply(conn, u, true)).collect()).await
     }
 
     async fn apply_unread(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        self.writer
-            .write_repeatable(move |conn| updates.iter().map(|u| writes::apply(conn, u.clone(), false)).collect())
-            .await
+        self.writer.write_repeatable(move |conn| updates.iter().map(|u| writes::apply(conn, u, false)).collect()).await
     }
 
     async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {

@@ -95,8 +95,8 @@ fn is_primary_key_error(e: &rusqlite::Error) -> bool {
 }
 
 /// A statement on the guard's row that checks each of its terms.
-fn guarded(action: Action, guard: Guard) -> Bindings {
-    let mut b = Bindings::new(action, guard.id.0);
+fn guarded(action: Action, guard: &Guard) -> Bindings {
+    let mut b = Bindings::new(action, guard.id.0.clone());
     if let Some(v) = guard.version {
         b.check(GuardTerm::Version, Sql::Integer(v));
     }
@@ -106,8 +106,8 @@ fn guarded(action: Action, guard: Guard) -> Bindings {
     if let Some(a) = guard.attempt {
         b.check(GuardTerm::Attempt, Sql::Integer(a.into()));
     }
-    if let Some(owner) = guard.lease_owner {
-        b.check(GuardTerm::LeaseOwner, Sql::Text(owner));
+    if let Some(owner) = &guard.lease_owner {
+        b.check(GuardTerm::LeaseOwner, Sql::Text(owner.clone()));
     }
     if let Some(c) = guard.cancel_requested {
         b.check(GuardTerm::CancelRequested, Sql::Integer(c.into()));
@@ -131,9 +131,9 @@ fn opt_text(s: Option<String>) -> Sql {
 /// `read_back` an applied change answers the row after it; without, `None`
 /// (no `RETURNING`, nothing decoded) unless it writes a dead letter, which
 /// is built from the row.
-pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, StoreError> {
+pub(crate) fn apply(conn: &Connection, update: &GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, StoreError> {
     let GuardedUpdate { guard, update } = update;
-    let id = guard.id.clone();
+    let id = &guard.id;
     let outcome = match update {
         Update::Delete => {
             let (sql, values) = guarded(Action::Delete, guard).into_statement();
@@ -141,7 +141,6 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
             (deleted.map_err(unavailable)? == 1).then_some(UpdateOutcome::Applied(None))
         }
         Update::Change(change) => {
-            let change = *change;
             let returning = read_back || change.dead_letter.is_some();
             let mut b = guarded(Action::Change { to: change.status, returning }, guard);
             if change.is_visible() {
@@ -150,8 +149,8 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
             if let Some(s) = change.status {
                 b.set(SetColumn::Status, Sql::Text(s.as_str().to_owned()));
             }
-            if let Some(m) = change.status_message {
-                b.set(SetColumn::StatusMessage, opt_text(m));
+            if let Some(m) = &change.status_message {
+                b.set(SetColumn::StatusMessage, opt_text(m.clone()));
             }
             if let Some(a) = change.attempt {
                 b.set(SetColumn::Attempt, Sql::Integer(a.into()));
@@ -162,8 +161,8 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
             if let Some(r) = change.run_at {
                 b.set(SetColumn::RunAt, opt_instant(r));
             }
-            if let Some(lease) = change.lease {
-                let (owner, expires) = lease.map_or((None, None), |l| (Some(l.owner), Some(l.expires_at)));
+            if let Some(lease) = &change.lease {
+                let (owner, expires) = lease.as_ref().map_or((None, None), |l| (Some(l.owner.clone()), Some(l.expires_at)));
                 b.set(SetColumn::LeaseOwner, opt_text(owner));
                 b.set(SetColumn::LeaseExpiresAt, opt_instant(expires));
             }
@@ -192,19 +191,19 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
             if !returning {
                 let changed = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
                 if changed.map_err(unavailable)? == 1 {
-                    if let Some(end) = change.attempt_end {
-                        insert_attempt(conn, &id, change.now, end)?;
+                    if let Some(end) = &change.attempt_end {
+                        insert_attempt(conn, id, change.now, end)?;
                     }
                     return Ok(UpdateOutcome::Applied(None));
                 }
-                return lost_or_gone(conn, &id);
+                return lost_or_gone(conn, id);
             }
             match one_task(conn, &sql, params_from_iter(values))? {
                 Some(record) => {
-                    if let Some(letter) = change.dead_letter {
+                    if let Some(letter) = &change.dead_letter {
                         insert_dead_letter(conn, &record, letter)?;
                     }
-                    if let Some(end) = change.attempt_end {
+                    if let Some(end) = &change.attempt_end {
                         insert_attempt(conn, &record.id, change.now, end)?;
                     }
                     Some(UpdateOutcome::Applied(read_back.then_some(record)))
@@ -215,7 +214,7 @@ pub(crate) fn apply(conn: &Connection, update: GuardedUpdate, read_back: bool) -
     };
     match outcome {
         Some(applied) => Ok(applied),
-        None => lost_or_gone(conn, &id),
+        None => lost_or_gone(conn, id),
     }
 }
 
@@ -226,7 +225,7 @@ fn lost_or_gone(conn: &Connection, id: &TaskId) -> Result<UpdateOutcome, StoreEr
     Ok(if exists.is_some() { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
 }
 
-fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: NewDeadLetter) -> Result<(), StoreError> {
+fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: &NewDeadLetter) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO dead_letters \
            (task_id, tool, arguments, principal, attempts, reason, error, dead_at, requeued_as) \
@@ -249,7 +248,7 @@ fn insert_dead_letter(conn: &Connection, record: &TaskRecord, letter: NewDeadLet
 }
 
 /// Records an ended attempt, in the transaction of the change that ended it.
-fn insert_attempt(conn: &Connection, task: &TaskId, ended_at: Timestamp, end: AttemptEnd) -> Result<(), StoreError> {
+fn insert_attempt(conn: &Connection, task: &TaskId, ended_at: Timestamp, end: &AttemptEnd) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO task_attempts (task_id, attempt, started_at, ended_at, owner, outcome, class, error, message) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
