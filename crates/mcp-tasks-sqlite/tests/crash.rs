@@ -161,7 +161,11 @@ fn parent() {
     let mut acked: HashMap<TaskId, TaskRecord> = HashMap::new();
     let mut lines = 0;
     let started = Instant::now();
-    for line in BufReader::new(stdout).lines() {
+    // The reader outlives the kill: were the pipe closed first, the child's
+    // next acknowledgement would fail and it would exit cleanly instead of
+    // dying by the signal.
+    let mut reader = BufReader::new(stdout);
+    for line in (&mut reader).lines() {
         let line = line.expect("read child output");
         let Some(json) = line.strip_prefix("ACK ") else {
             continue;
@@ -178,6 +182,7 @@ fn parent() {
     // Child::kill sends SIGKILL on unix: no destructor, no checkpoint, no clean close.
     child.kill().expect("SIGKILL the child");
     let status = child.wait().expect("reap child");
+    drop(reader);
     assert!(!status.success(), "the child must have died by the signal, not exited: {status:?}");
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
