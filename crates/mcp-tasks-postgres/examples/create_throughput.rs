@@ -52,6 +52,7 @@ async fn run(
                     run_at: now,
                     status_message: None,
                     quota,
+                    lease: None,
                 };
                 store.create(new).await.expect("create");
             }

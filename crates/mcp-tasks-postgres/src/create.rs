@@ -33,13 +33,15 @@ fn insert_sql() -> String {
     format!(
         "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
            max_attempts, created_at, updated_at, deadline_at, run_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint, traceparent) \
+           input_responses, idempotency_key, fingerprint, traceparent, lease_owner, lease_expires_at) \
          SELECT id, 1, tool, arguments, principal, 'working', status_message, 1, max_attempts, created_at, \
-           created_at, deadline_at, run_at, false, '{{}}', '{{}}', idempotency_key, fingerprint, traceparent \
+           created_at, deadline_at, run_at, false, '{{}}', '{{}}', idempotency_key, fingerprint, traceparent, \
+           lease_owner, lease_expires_at \
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], \
-                     $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[]) \
+                     $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], \
+                     $13::text[], $14::bigint[]) \
            AS n(id, tool, arguments, principal, status_message, max_attempts, created_at, deadline_at, \
-                run_at, idempotency_key, fingerprint, traceparent) \
+                run_at, idempotency_key, fingerprint, traceparent, lease_owner, lease_expires_at) \
          ON CONFLICT DO NOTHING \
          RETURNING {TASK_COLUMNS}"
     )
@@ -224,6 +226,9 @@ async fn insert_rows(
     let keys = column(&|n| n.idempotency_key.clone());
     let prints: Vec<&str> = which.iter().map(|&i| fingerprints[i].as_str()).collect();
     let traceparents = column(&|n| n.trace_parent.clone());
+    let lease_owners = column(&|n| n.lease.as_ref().map(|l| l.owner.clone()));
+    let lease_expiries: Vec<Option<i64>> =
+        which.iter().map(|&i| news[i].lease.as_ref().map(|l| l.expires_at.as_millis())).collect();
     let stmt = tx.prepare_cached(&insert_sql()).await?;
     let rows = tx
         .query(
@@ -241,6 +246,8 @@ async fn insert_rows(
                 &keys,
                 &prints,
                 &traceparents,
+                &lease_owners,
+                &lease_expiries,
             ],
         )
         .await?;

@@ -104,6 +104,7 @@ mod tests {
             run_at: now,
             status_message: None,
             quota: None,
+            lease: None,
         };
         store.create(new).await.unwrap().record
     }

@@ -56,6 +56,7 @@ impl DeadLetters<'_> {
             run_at: now,
             status_message: Some(format!("requeued from dead letter of task {task}")),
             quota: None,
+            lease: None,
         };
         let record = runtime.store().requeue_dead_letter(task, new).await?;
         runtime.work_available();

@@ -35,6 +35,7 @@ fn task(n: usize) -> NewTask {
         run_at: t,
         status_message: None,
         quota: None,
+        lease: None,
     }
 }
 

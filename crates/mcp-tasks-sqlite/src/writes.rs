@@ -63,8 +63,8 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
     // The statement is the same text every time, so the cache prepares it once.
     const INSERT: &str = "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
            max_attempts, created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint, traceparent) \
-         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11, ?12)";
+           input_responses, idempotency_key, fingerprint, traceparent, lease_owner, lease_expires_at) \
+         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11, ?12, ?13, ?14)";
     let mut stmt = conn.prepare_cached(INSERT).map_err(unavailable)?;
     let inserted = stmt.execute(params![
         new.id.as_str(),
@@ -79,6 +79,8 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
         new.idempotency_key,
         fingerprint,
         new.trace_parent,
+        new.lease.as_ref().map(|l| l.owner.as_str()),
+        new.lease.as_ref().map(|l| l.expires_at.as_millis()),
     ]);
     match inserted {
         // The row holds exactly what `into_record` builds: answering with it

@@ -35,11 +35,16 @@ pub struct NewTask {
     /// The most the principal may hold in the store, checked atomically with
     /// the insert; `None` for no limit.
     pub quota: Option<Quota>,
+    /// Dispatch at creation: the lease of the executor that will run it at
+    /// once, written by the insert itself, so no claim has to find it. Only
+    /// for a task due now (`run_at` ≤ `created_at`); an idempotent join
+    /// leaves the existing task's lease as it was. `None` queues it.
+    pub lease: Option<Lease>,
 }
 
 impl NewTask {
     /// The row every store first writes for this task: `working`, attempt 1,
-    /// version 1, due at `run_at`, unleased, unpolled, nothing asked or
+    /// version 1, due at `run_at`, leased only if dispatched, unpolled, nothing asked or
     /// answered. `fingerprint` is [`call_fingerprint`](mcp_tasks_core::call_fingerprint)
     /// of its tool and arguments (the caller computed it for the idempotency
     /// check). A store answers a creation with it rather than reading the
@@ -59,7 +64,7 @@ impl NewTask {
             updated_at: self.created_at,
             deadline_at: self.deadline_at,
             run_at: Some(self.run_at),
-            lease: None,
+            lease: self.lease,
             last_polled_at: None,
             cancel_requested: false,
             terminal_at: None,

@@ -233,6 +233,7 @@ async fn store_creations() -> f64 {
                     run_at: t,
                     status_message: None,
                     quota: None,
+                    lease: None,
                 };
                 store.create(task).await.expect("create");
             }

@@ -88,6 +88,7 @@ fn task(id: &str, tool: &str, principal: Option<&str>, created: Timestamp) -> Ne
         run_at: created,
         status_message: None,
         quota: None,
+        lease: None,
         trace_parent: None,
     }
 }

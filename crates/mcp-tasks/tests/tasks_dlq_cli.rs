@@ -35,6 +35,7 @@ fn new_task(tool: &str, created: Timestamp) -> NewTask {
         run_at: created,
         status_message: Some("queued".into()),
         quota: None,
+        lease: None,
     }
 }
 

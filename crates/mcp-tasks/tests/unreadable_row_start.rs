@@ -26,6 +26,7 @@ fn new_task(tool: &str, arguments: serde_json::Value, now: Timestamp) -> NewTask
         run_at: now,
         status_message: None,
         quota: None,
+        lease: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub async fn create_get_round_trip(store: &dyn TaskStore) {
         run_at: at(10),
         status_message: Some("queued".into()),
         quota: None,
+        lease: None,
     };
     let created = store.create(new.clone()).await.expect("create");
     assert!(created.created, "a fresh task must report created: true");
@@ -220,4 +221,27 @@ pub async fn duplicate_id_is_rejected(store: &dyn TaskStore) {
         other => panic!("a reused id must fail with DuplicateId, got {other:?}"),
     }
     assert_eq!(get(store, &first.id).await, first, "a rejected create must not touch the existing task");
+}
+
+/// A creation given a lease (dispatch at creation) stores the task already
+/// leased, exactly as answered: no claim takes it, while a queued task is
+/// still claimed; an idempotent join given a lease leaves the existing
+/// task's lease as it was.
+pub async fn a_dispatched_creation_is_born_leased(store: &dyn TaskStore) {
+    let queued = create(store, new_task("report", at(0))).await;
+    let lease = mcp_tasks_core::Lease { owner: "exec-a/7".into(), expires_at: at(61) };
+    let dispatched = create(store, NewTask { lease: Some(lease.clone()), ..new_task("report", at(1)) }).await;
+    assert_eq!(dispatched.lease.as_ref(), Some(&lease), "the creation answers with the lease it wrote");
+    assert_eq!((dispatched.version, dispatched.attempt, dispatched.status), (1, 1, TaskStatus::Working));
+    assert_eq!(get(store, &dispatched.id).await, dispatched, "the stored row is what the creation answered");
+    let claimed = store.claim(claim_params("exec-b/1", at(2), 10)).await.expect("claim");
+    assert_eq!(ids(&claimed), vec![queued.id.clone()], "only the queued task is claimable");
+
+    let keyed = NewTask { idempotency_key: Some("dispatch-key".into()), ..new_task("report", at(3)) };
+    let first = create(store, keyed.clone()).await;
+    let joined =
+        store.create(NewTask { id: TaskId::random(), lease: Some(lease), ..keyed }).await.expect("the same call joins");
+    assert!(!joined.created, "the key names the first task");
+    assert_eq!(joined.record, first, "a join writes no lease");
+    assert_eq!(get(store, &first.id).await.lease, None);
 }

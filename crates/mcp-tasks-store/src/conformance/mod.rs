@@ -98,6 +98,7 @@ macro_rules! store_conformance_tests {
             every_change_field_round_trips,
             only_visible_changes_move_updated_at,
             duplicate_id_is_rejected,
+            a_dispatched_creation_is_born_leased,
             same_call_with_same_key_returns_existing_task,
             other_call_with_same_key_is_a_conflict,
             idempotency_key_is_released_when_the_row_expires,

@@ -32,6 +32,7 @@ pub fn new_task(tool: &str, created: Timestamp) -> NewTask {
         run_at: created,
         status_message: None,
         quota: None,
+        lease: None,
     }
 }
 

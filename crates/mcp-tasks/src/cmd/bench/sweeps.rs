@@ -69,6 +69,7 @@ async fn seed(store: &Arc<dyn TaskStore>, count: u64, overdue: bool) -> anyhow::
                         run_at: created_at,
                         status_message: None,
                         quota: None,
+                        lease: None,
                     })
                     .await?;
             }
