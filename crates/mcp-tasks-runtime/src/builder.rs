@@ -65,6 +65,7 @@ pub struct RuntimeBuilder {
     leader_lease: Duration,
     metrics: Metrics,
     silence_floor: Option<Timestamp>,
+    dispatch_at_creation: bool,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -100,6 +101,7 @@ impl RuntimeBuilder {
             leader_lease: crate::leader::DEFAULT_LEADER_LEASE,
             metrics: Metrics::global(),
             silence_floor: None,
+            dispatch_at_creation: true,
         }
     }
 
@@ -146,6 +148,16 @@ impl RuntimeBuilder {
     /// is claimed, so memory stays bounded.
     pub fn max_waiting(mut self, n: usize) -> Self {
         self.max_waiting = n;
+        self
+    }
+
+    /// Whether a task created while this runtime's executor has a free
+    /// slot and no known queued work is inserted already leased to it and
+    /// started at once, skipping the claim (default `true`; effective once
+    /// [`Runtime::start`] runs the claim loop). Off, every task waits for a
+    /// claim, in `run_at` order with the tasks queued before it.
+    pub fn dispatch_at_creation(mut self, yes: bool) -> Self {
+        self.dispatch_at_creation = yes;
         self
     }
 
@@ -262,10 +274,14 @@ impl RuntimeBuilder {
                     eager: true,
                     ..Schedule::every(self.claim_interval)
                 },
+                dispatch_at_creation: self.dispatch_at_creation,
             },
             metrics: metrics.clone(),
             claims: AtomicU64::new(0),
             claim_lock: tokio::sync::Mutex::new(()),
+            reserved: std::sync::Mutex::new(0),
+            starting_dispatched: std::sync::Mutex::new(()),
+            dispatching: std::sync::atomic::AtomicBool::new(false),
             stopping: stopping.clone(),
         });
         let reaper = Arc::new(Reaper {

@@ -7,10 +7,10 @@
 //! runtime claimed the task again as the same attempt. [`Executor`] holds
 //! only what it uses; its claim loop is [`Executor::spawn`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_tasks_core::{Clock, FailureClass, RandomSource, RetentionPolicy, TaskId, TaskRecord, Timestamp};
+use mcp_tasks_core::{Clock, FailureClass, Lease, RandomSource, RetentionPolicy, TaskId, TaskRecord, Timestamp};
 use mcp_tasks_store::{AttemptEnd, AttemptOutcome, Change, ClaimParams, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
@@ -44,6 +44,9 @@ pub(crate) struct ExecutorConfig {
     /// When the claim loop runs: at once, on the claim interval, and when
     /// woken (a local create, a freed slot, a retry).
     pub(crate) schedule: Schedule,
+    /// Whether a creation may hand its task straight to this executor
+    /// ([`Dispatch`]) once the claim loop runs.
+    pub(crate) dispatch_at_creation: bool,
 }
 
 /// The executor and what it uses.
@@ -67,8 +70,18 @@ pub(crate) struct Executor {
     pub(crate) claims: AtomicU64,
     /// Serialises claims so concurrent `run_due_once` calls respect `concurrency`.
     pub(crate) claim_lock: tokio::sync::Mutex<()>,
+    /// Handlers promised but not yet in `running`, by claims in flight and
+    /// by creations dispatched to this executor: counted against the
+    /// `concurrency + max_waiting` bound alongside `running`.
+    pub(crate) reserved: Mutex<usize>,
+    /// Held while a dispatched task's handler is registered, and taken once
+    /// by shutdown after `stopping`: no dispatched handler starts after it.
+    pub(crate) starting_dispatched: Mutex<()>,
     /// Cancelled at shutdown: no more claims.
     pub(crate) stopping: CancellationToken,
+    /// Set when the claim loop starts, if `dispatch_at_creation`: a runtime
+    /// whose executor is driven by hand (or not at all) never dispatches.
+    pub(crate) dispatching: AtomicBool,
 }
 
 impl Executor {
@@ -80,6 +93,9 @@ impl Executor {
         let backoff = Arc::new(std::sync::Mutex::new(ClaimBackoff::default()));
         let interval = self.config.schedule.period;
         let pass_stop = stop.clone();
+        // Until the first claim has looked, queued work may be waiting.
+        self.wakeups.claim_left_some();
+        self.dispatching.store(self.config.dispatch_at_creation, Ordering::SeqCst);
         maintenance::spawn_pass("executor claim", self.config.schedule.clone(), stop, move || {
             let (executor, backoff, stop) = (executor.clone(), backoff.clone(), pass_stop.clone());
             async move {
@@ -110,6 +126,58 @@ impl Executor {
     /// no handler starts after this returns.
     pub(crate) async fn wait_for_claims(&self) {
         drop(self.claim_lock.lock().await);
+        drop(lock(&self.starting_dispatched));
+    }
+
+    /// Reserves room for up to `wanted` more handlers under the
+    /// `concurrency + max_waiting` bound (handlers waiting for input hold no
+    /// slot, but each holds memory); the room goes back as the guard drops,
+    /// by which time the handlers it stood for are in `running`.
+    fn reserve(self: &Arc<Self>, wanted: usize) -> Reservation {
+        let bound = self.config.concurrency + self.config.max_waiting;
+        let mut reserved = lock(&self.reserved);
+        let room = bound.saturating_sub(self.running.len() + *reserved).min(wanted);
+        *reserved += room;
+        Reservation { executor: self.clone(), room }
+    }
+
+    /// Takes a slot for a task of `tool` about to be created at `now`, to
+    /// run it at once without a claim (see [`Dispatch`]): only while no due
+    /// work is known to wait, so a new task never overtakes a queued one
+    /// this executor knows of, and only with a slot free.
+    pub(crate) fn try_dispatch(self: &Arc<Self>, tool: &str, now: Timestamp) -> Option<Dispatch> {
+        if !self.dispatching.load(Ordering::SeqCst)
+            || self.stopping.is_cancelled()
+            || self.tools.get(tool).is_none()
+            || !self.wakeups.queue_drained()
+        {
+            return None;
+        }
+        let reservation = self.reserve(1);
+        if reservation.room == 0 {
+            return None;
+        }
+        let slot = self.env.slots.clone().try_acquire_owned().ok()?;
+        let holder = self.next_holder();
+        let lease = self.lease.lease(&holder, now);
+        Some(Dispatch { holder, lease, slot, _reservation: reservation })
+    }
+
+    /// Runs a task created with `dispatch`'s lease: its handler starts here
+    /// as if claimed. Once shutdown has begun it is handed back instead
+    /// (attempt unspent), as shutdown hands back every running handler.
+    pub(crate) async fn start_dispatched(self: &Arc<Self>, record: TaskRecord, dispatch: Dispatch) {
+        let Dispatch { holder, slot, _reservation, .. } = dispatch;
+        {
+            let _starting = lock(&self.starting_dispatched);
+            if !self.stopping.is_cancelled() {
+                self.spawn_handler(record, holder, Some(slot));
+                return;
+            }
+        }
+        drop(slot);
+        let handler = RunningHandler::new(holder, record.attempt, record.max_attempts, self.clock.now(), None);
+        self.release_at_shutdown(&record.id, &handler).await;
     }
 
     /// Claims up to the free executor slots (and no more than the waiting
@@ -119,10 +187,9 @@ impl Executor {
         if self.stopping.is_cancelled() || self.tools.is_empty() {
             return Ok(0);
         }
-        // Handlers waiting for input hold no slot, but each holds memory.
-        let room = (self.config.concurrency + self.config.max_waiting).saturating_sub(self.running.len());
+        let reservation = self.reserve(usize::MAX);
         let mut slots = Vec::new();
-        while slots.len() < room {
+        while slots.len() < reservation.room {
             // Never takes a permit a handler coming back from a wait is queued for.
             match self.env.slots.clone().try_acquire_owned() {
                 Ok(permit) => slots.push(permit),
@@ -171,6 +238,43 @@ impl Executor {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Nothing panics while these locks are held.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Room for handlers under the executor's bound, held until they are registered.
+struct Reservation {
+    executor: Arc<Executor>,
+    room: usize,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        *lock(&self.executor.reserved) -= self.room;
+    }
+}
+
+/// A task about to be created already leased to this executor, with the
+/// slot it will run in: the insert writes the lease, so the task never
+/// waits for a claim, and the claim's statement and its read back are
+/// saved. Dropped unused (the creation failed, or joined an existing task),
+/// it gives the slot and the room back; the lease it names was never written.
+pub(crate) struct Dispatch {
+    holder: String,
+    /// The lease the creation writes.
+    pub(crate) lease: Lease,
+    slot: OwnedSemaphorePermit,
+    _reservation: Reservation,
+}
+
+impl Dispatch {
+    /// Whether `record` was created holding this dispatch's lease.
+    pub(crate) fn holds(&self, record: &TaskRecord) -> bool {
+        record.lease.as_ref().is_some_and(|l| l.owner == self.holder)
+    }
+}
+
 /// Removes a handler from the registry however its task ends (even aborted).
 struct Deregister {
     executor: Arc<Executor>,
@@ -181,11 +285,12 @@ struct Deregister {
 impl Drop for Deregister {
     fn drop(&mut self) {
         // Normally `drive` gave the slot back already; not when aborted.
-        let freed = self.handler.release_slot();
+        self.handler.release_slot();
         self.executor.running.remove(&self.id, &self.handler);
-        if freed {
-            self.executor.wakeups.slot_freed();
-        }
+        // Leaving `running` makes room under the waiting bound even when
+        // the slot went back earlier: a claim that found no room then must
+        // be woken now, or due work waits for the claim interval.
+        self.executor.wakeups.slot_freed();
     }
 }
 

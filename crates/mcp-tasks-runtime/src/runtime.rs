@@ -215,6 +215,9 @@ impl Runtime {
         let now = inner.clock.now();
         // The attempts join the creating span's trace, durably (trace_context.rs).
         let trace_parent = crate::trace_context::traceparent_of(&tracing::Span::current()).or(req.trace_parent);
+        // With a slot free and nothing queued, the task is inserted already
+        // leased to this executor and starts at once (executor.rs, Dispatch).
+        let dispatch = inner.executor.try_dispatch(&req.tool, now);
         let created = inner
             .store
             .create(NewTask {
@@ -231,13 +234,28 @@ impl Runtime {
                 run_at: now,
                 status_message: None,
                 quota: Some(inner.quota),
+                lease: dispatch.as_ref().map(|d| d.lease.clone()),
             })
             .await?;
         if created.created {
             let record = &created.record;
             tracing::info!(task = %record.id, tool = %record.tool, principal = record.principal.as_deref().unwrap_or(""), "task created");
             inner.metrics.created(&record.tool);
-            inner.wakeups.work_available();
+        }
+        match dispatch {
+            Some(dispatch) if created.created && dispatch.holds(&created.record) => {
+                inner.executor.start_dispatched(created.record.clone(), dispatch).await;
+            }
+            dispatch => {
+                // Queued for a claim; a dispatch slot not used goes back.
+                let had_slot = dispatch.is_some();
+                drop(dispatch);
+                if created.created {
+                    inner.wakeups.work_available();
+                } else if had_slot {
+                    inner.wakeups.slot_freed();
+                }
+            }
         }
         Ok((self.view(created.record).await, created.created))
     }

@@ -87,8 +87,13 @@ pub fn request_span(method: &'static str, traceparent: Option<&str>, tracestate:
 /// task's trace.
 /// `holder` is the claim's lease holder, which names the instance.
 pub(crate) fn attempt_span(record: &TaskRecord, holder: &str) -> tracing::Span {
+    // A root in this process: an attempt dispatched at creation starts
+    // inside the creating request's span, and a child would hold that span
+    // open (unexported) until the attempt ends. Its trace parent is the
+    // stored context, set below, however it was started.
     let span = tracing::info_span!(
         target: TRACE_TARGET,
+        parent: None,
         "task.attempt",
         task.id = %record.id,
         tool = %record.tool,

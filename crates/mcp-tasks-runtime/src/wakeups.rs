@@ -66,6 +66,13 @@ impl Wakeups {
         self.more_due.store(false, Ordering::SeqCst);
     }
 
+    /// Whether the last claim saw every due task this process knows of: no
+    /// creation, retry or full claim since. Work due on another instance's
+    /// account, or whose `run_at` came since, is not known here.
+    pub(crate) fn queue_drained(&self) -> bool {
+        !self.more_due.load(Ordering::SeqCst)
+    }
+
     /// A claim took as many tasks as it had slots for, or failed: more may be due.
     pub(crate) fn claim_left_some(&self) {
         self.more_due.store(true, Ordering::SeqCst);

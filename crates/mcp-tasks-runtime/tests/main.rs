@@ -13,6 +13,7 @@ mod concurrency;
 mod context_anchors;
 mod create_errors;
 mod default_class;
+mod dispatch;
 mod expiry;
 mod fencing_postgres;
 mod fleet_wakeups;
