@@ -282,6 +282,7 @@ impl RuntimeBuilder {
             reserved: std::sync::Mutex::new(0),
             starting_dispatched: std::sync::Mutex::new(()),
             dispatching: std::sync::atomic::AtomicBool::new(false),
+            last_claim_full: std::sync::atomic::AtomicBool::new(true),
             stopping: stopping.clone(),
         });
         let reaper = Arc::new(Reaper {

@@ -82,6 +82,9 @@ pub(crate) struct Executor {
     /// Set when the claim loop starts, if `dispatch_at_creation`: a runtime
     /// whose executor is driven by hand (or not at all) never dispatches.
     pub(crate) dispatching: AtomicBool,
+    /// Whether the last claim filled every slot it took (or none has run):
+    /// a backlog may wait, and the next claim takes every free slot.
+    pub(crate) last_claim_full: AtomicBool,
 }
 
 impl Executor {
@@ -171,6 +174,7 @@ impl Executor {
         {
             let _starting = lock(&self.starting_dispatched);
             if !self.stopping.is_cancelled() {
+                self.metrics.attempts_started(1, true);
                 self.spawn_handler(record, holder, Some(slot));
                 return;
             }
@@ -187,7 +191,11 @@ impl Executor {
         if self.stopping.is_cancelled() || self.tools.is_empty() {
             return Ok(0);
         }
-        let reservation = self.reserve(usize::MAX);
+        // Reserves only what it may fill: a creation meanwhile can still be
+        // dispatched to the slots and room it leaves.
+        let free = self.env.slots.available_permits();
+        let wanted = self.claim_share(free);
+        let reservation = self.reserve(wanted);
         let mut slots = Vec::new();
         while slots.len() < reservation.room {
             // Never takes a permit a handler coming back from a wait is queued for.
@@ -215,15 +223,36 @@ impl Executor {
             .await
             .inspect_err(|_| self.wakeups.claim_left_some())?;
         let n = claimed.len();
+        self.last_claim_full.store(n == limit, Ordering::SeqCst);
         if n == limit {
             self.wakeups.claim_left_some();
+            if limit == reservation.room && wanted < free {
+                // It left slots to dispatch and found a backlog: the next
+                // claim, at once, takes them all.
+                self.wakeups.executor.notify_one();
+            }
         }
+        self.metrics.attempts_started(n, false);
         for record in claimed {
             let slot = slots.pop();
             self.spawn_handler(record, holder.clone(), slot);
         }
         // Slots left over go back as `slots` drops.
         Ok(n)
+    }
+
+    /// How many of `free` slots a claim takes. A claim holds every
+    /// slot it may fill until the store answers, so a creation arriving
+    /// meanwhile would find none to be dispatched to, be queued, and wake
+    /// another claim. With no backlog known (the last claim came back
+    /// short) and dispatch on, a claim leaves a quarter of the slots free;
+    /// after a full claim it takes them all.
+    fn claim_share(&self, free: usize) -> usize {
+        if self.dispatching.load(Ordering::SeqCst) && !self.last_claim_full.load(Ordering::SeqCst) {
+            (free - free / 4).max(1).min(free)
+        } else {
+            free
+        }
     }
 
     fn spawn_handler(self: &Arc<Self>, record: TaskRecord, holder: String, slot: Option<OwnedSemaphorePermit>) {

@@ -50,6 +50,10 @@ pub mod names {
     /// Counter `{decision}`: triage decisions applied — `resumed`,
     /// `reasked`, `failed`, `poisoned`, `cancelled`.
     pub const TRIAGED: &str = "mcp_tasks_triaged_total";
+    /// Counter `{via}`: attempts this process started — `claim` (a claim
+    /// took the task from the store) or `dispatch` (created with a free
+    /// slot, it started without a claim).
+    pub const ATTEMPTS_STARTED: &str = "mcp_tasks_attempts_started_total";
     /// Counter `{tool}`: `tasks/get` reads of a visible task.
     pub const POLLS: &str = "mcp_tasks_polls_total";
     /// Histogram `{operation}`: one store call as the runtime saw it.
@@ -77,6 +81,7 @@ pub mod names {
         LEASE_EXPIRIES,
         LEASE_TAKEOVERS,
         TRIAGED,
+        ATTEMPTS_STARTED,
         POLLS,
         STORE_SECONDS,
         STORE_ERRORS,
@@ -166,6 +171,12 @@ impl Metrics {
     pub(crate) fn created(&self, tool: &str) {
         let tool = tool.to_owned();
         self.record(|| metrics::counter!(names::CREATED, "tool" => tool).increment(1));
+    }
+
+    /// `n` attempts started, by a claim or at creation (`dispatched`).
+    pub(crate) fn attempts_started(&self, n: usize, dispatched: bool) {
+        let via = if dispatched { "dispatch" } else { "claim" };
+        self.record(|| metrics::counter!(names::ATTEMPTS_STARTED, "via" => via).increment(n as u64));
     }
 
     pub(crate) fn finished(&self, tool: &str, outcome: Outcome) {

@@ -206,3 +206,34 @@ async fn a_dispatch_that_meets_shutdown_is_handed_back_not_run() {
     assert_eq!((r.status, r.attempt, r.lease), (TaskStatus::Working, 1, None), "handed back, attempt unspent");
     assert_eq!(tool.runs(), 0, "no handler started after shutdown");
 }
+
+#[tokio::test]
+async fn a_claim_leaves_slots_to_dispatch_but_a_backlog_still_fills_them_all() {
+    let shared = memory();
+    let store = Watched::new(shared.clone(), None);
+    let clock = clock();
+    let (g, mut gate) = gate();
+    // No timer claim within the test: only wake-ups claim.
+    let quiet = std::time::Duration::from_secs(3600);
+    let rt =
+        builder(store.clone(), &clock).concurrency(4).claim_interval(quiet).tool(held("t", &g, json!({}))).build().unwrap();
+    started(&rt, &store).await;
+    // Another instance on the same store queues four tasks this one does not know of.
+    let other = builder(shared, &clock).tool(returning("t", json!({}))).build().unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..4 {
+        queued.push(create(&other, "t").await);
+    }
+    // The first claim since the queue drained takes three of the four free
+    // slots, finds them filled, and claims again at once for the last.
+    assert_eq!(rt.run_due_once().await.unwrap(), 3, "a quarter of the slots left to dispatch");
+    let mut arrived = Vec::new();
+    for _ in 0..4 {
+        arrived.push(gate.arrived().await);
+    }
+    arrived.sort();
+    queued.sort();
+    assert_eq!(arrived, queued, "the backlog fills every slot without waiting for the timer");
+    gate.open(4);
+    rt.shutdown(std::time::Duration::from_secs(5)).await;
+}

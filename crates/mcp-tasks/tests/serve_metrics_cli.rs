@@ -44,6 +44,13 @@ async fn serve_exports_metrics_without_a_token_and_can_turn_them_off() {
     let (status, body) = http_get(&server.listen_addr(), "/metrics");
     assert!(status.contains(" 200 "), "{status}\n{body}");
     assert_eq!(sample(&body, "mcp_tasks_created_total{tool=\"flaky_upstream\"}"), Some(1.0), "{body}");
+    // Its one attempt started at creation, or by a claim if it came before
+    // the first claim had looked at the queue: counted once either way.
+    let started: f64 = ["dispatch", "claim"]
+        .iter()
+        .filter_map(|via| sample(&body, &format!("mcp_tasks_attempts_started_total{{via=\"{via}\"}}")))
+        .sum();
+    assert_eq!(started, 1.0, "{body}");
     let commits = sample(&body, "mcp_tasks_store_commits_total").expect("SQLite's group commits are exported");
     let writes = sample(&body, "mcp_tasks_store_committed_writes_total").unwrap();
     assert!(commits >= 1.0 && writes >= commits, "{commits} commits, {writes} writes");
