@@ -1,7 +1,7 @@
 //! The store's event source: one dedicated connection that `LISTEN`s on the
 //! schema's channel and turns notifications into [`StoreEvent`]s.
 //!
-//! The `NOTIFY`s come from triggers (schema version 4), inside the writing
+//! The `NOTIFY`s come from triggers (schema versions 4 and 8), inside the writing
 //! transaction, so an event is heard only after its change committed. The
 //! connection is not pooled (a pooled one would be handed to queries and
 //! lose its `LISTEN`). When it breaks, the listener reconnects by itself

@@ -255,6 +255,23 @@ CREATE INDEX task_attempts_task ON task_attempts (task_id, seq);
 CREATE INDEX tasks_principal ON tasks (principal, created_at, id);
 "#,
     },
+    Migration {
+        description: "a task created already leased is not announced as work",
+        // Dispatched at creation, it runs where it was created: waking
+        // every instance for it would only run empty claims (and keep the
+        // creating instance from dispatching its next task until one ran).
+        sql: r#"
+CREATE OR REPLACE FUNCTION mcp_tasks_notify_created() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $fn$
+BEGIN
+    IF EXISTS (SELECT 1 FROM inserted WHERE lease_owner IS NULL) THEN
+        PERFORM pg_notify('mcp_tasks_' || md5(current_schema()), 'work');
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+"#,
+    },
 ];
 
 /// The schema version this build writes and understands.

@@ -1,6 +1,6 @@
 //! The store's events on PostgreSQL: what one instance commits, another
-//! hears (new work, answers, cancels; nothing for claims, renewals or a
-//! rolled-back change), and after its listening connection is terminated the
+//! hears (new work, answers, cancels; nothing for claims, renewals, a task
+//! created already leased or a rolled-back change), and after its listening connection is terminated the
 //! listener reconnects by itself and says to resync.
 
 use std::time::Duration;
@@ -9,7 +9,7 @@ use mcp_tasks_core::Lease;
 use mcp_tasks_postgres::PostgresStore;
 use mcp_tasks_postgres::testing::TestDatabase;
 use mcp_tasks_store::conformance::support::{at, change, claim_params, create, new_task};
-use mcp_tasks_store::{Change, StoreEvent, TaskStore};
+use mcp_tasks_store::{Change, NewTask, StoreEvent, TaskStore};
 use serde_json::json;
 use tokio::sync::broadcast::Receiver;
 
@@ -49,6 +49,10 @@ async fn one_instance_hears_what_another_commits() {
         },
     )
     .await;
+    // A task created already leased (dispatched at creation) is no work
+    // for anyone else.
+    let leased = Lease { owner: "exec-a/9".into(), expires_at: at(60) };
+    create(&a, NewTask { lease: Some(leased), ..new_task("report", at(2)) }).await;
     let mut answers = task.input_responses.clone();
     answers.insert("q".into(), json!("yes"));
     change(&a, &task.id, Change { input_responses: Some(answers), ..Change { now: at(3), ..Change::default() } }).await;
