@@ -236,7 +236,18 @@ impl Runtime {
                 quota: Some(inner.quota),
                 lease: dispatch.as_ref().map(|d| d.lease.clone()),
             })
-            .await?;
+            .await;
+        let created = match created {
+            Ok(created) => created,
+            Err(e) => {
+                // A claim may have found no slot while this one was held.
+                if dispatch.is_some() {
+                    drop(dispatch);
+                    inner.wakeups.slot_freed();
+                }
+                return Err(e.into());
+            }
+        };
         if created.created {
             let record = &created.record;
             tracing::info!(task = %record.id, tool = %record.tool, principal = record.principal.as_deref().unwrap_or(""), "task created");

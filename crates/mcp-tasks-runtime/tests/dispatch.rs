@@ -237,3 +237,55 @@ async fn a_claim_leaves_slots_to_dispatch_but_a_backlog_still_fills_them_all() {
     gate.open(4);
     rt.shutdown(std::time::Duration::from_secs(5)).await;
 }
+
+/// A real store whose first creation is written nowhere: it waits at a
+/// gate, then fails as an unreachable store would.
+#[derive(Debug)]
+struct FirstCreationFails {
+    inner: Arc<dyn TaskStore>,
+    creations: AtomicUsize,
+    gate: Arc<Semaphore>,
+}
+
+#[async_trait]
+impl StoreWrapper for FirstCreationFails {
+    fn inner(&self) -> &dyn TaskStore {
+        self.inner.as_ref()
+    }
+    async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
+        if self.creations.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.gate.acquire().await.expect("gate open").forget();
+            return Err(StoreError::Unavailable("the test's store is down".into()));
+        }
+        self.inner.create(new).await
+    }
+}
+
+#[tokio::test]
+async fn a_failed_dispatched_creation_gives_its_slot_to_the_queue() {
+    let gate = Arc::new(Semaphore::new(0));
+    let failing_store = Arc::new(FirstCreationFails { inner: memory(), creations: AtomicUsize::new(0), gate: gate.clone() });
+    let store = Watched::new(failing_store.clone(), None);
+    let clock = clock();
+    let quiet = std::time::Duration::from_secs(3600);
+    let rt = Arc::new(
+        builder(store.clone(), &clock).concurrency(1).claim_interval(quiet).tool(returning("t", json!({}))).build().unwrap(),
+    );
+    started(&rt, &store).await;
+
+    // The first creation takes the only slot, then its store call hangs.
+    let failing = {
+        let rt = rt.clone();
+        tokio::spawn(async move { rt.create_task(CreateTask::new("t", json!({}))).await })
+    };
+    eventually("the first creation holds the slot", || async { failing_store.creations.load(Ordering::SeqCst) == 1 }).await;
+    // The next one finds no slot: queued, and a claim finds no slot either.
+    let queued = create_view(&rt, "t").await;
+    assert_eq!(queued.lease, None);
+    assert_eq!(rt.run_due_once().await.unwrap(), 0, "no free slot");
+    // The first creation fails; its slot must reach the queued task.
+    gate.add_permits(1);
+    assert!(failing.await.unwrap().is_err());
+    eventually("the queued task runs", || async { status(&rt, &queued.id).await == TaskStatus::Completed }).await;
+    rt.shutdown(std::time::Duration::from_secs(5)).await;
+}
