@@ -12,15 +12,16 @@ use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
 use mcp_tasks_core::input::{merge_answers, new_answers};
 use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord, TaskStatus};
 use mcp_tasks_store::{
-    AttemptOutcome, Change, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore,
+    AttemptOutcome, Change, Created, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::background::Background;
 use crate::cas::{self, Decision, Resolution};
 use crate::error::RuntimeError;
-use crate::executor::Executor;
+use crate::executor::{Dispatch, Executor};
 use crate::hints::Hints;
 use crate::leader::Leader;
 use crate::metrics::{Metrics, Outcome};
@@ -218,56 +219,35 @@ impl Runtime {
         // With a slot free and nothing queued, the task is inserted already
         // leased to this executor and starts at once (executor.rs, Dispatch).
         let dispatch = inner.executor.try_dispatch(&req.tool, now);
-        let created = inner
-            .store
-            .create(NewTask {
-                // Ordered by creation: appended to the id index, not split into it.
-                id: TaskId::minted_at(now),
-                tool: req.tool,
-                arguments: req.arguments,
-                principal: req.principal,
-                idempotency_key: req.idempotency_key,
-                trace_parent,
-                max_attempts: inner.policy.retry.max_attempts,
-                created_at: now,
-                deadline_at: now.plus(inner.policy.retention.max_execution),
-                run_at: now,
-                status_message: None,
-                quota: Some(inner.quota),
-                lease: dispatch.as_ref().map(|d| d.lease.clone()),
-            })
-            .await;
-        let created = match created {
-            Ok(created) => created,
-            Err(e) => {
-                // A claim may have found no slot while this one was held.
-                if dispatch.is_some() {
-                    drop(dispatch);
-                    inner.wakeups.slot_freed();
-                }
-                return Err(e.into());
-            }
+        let new = NewTask {
+            // Ordered by creation: appended to the id index, not split into it.
+            id: TaskId::minted_at(now),
+            tool: req.tool,
+            arguments: req.arguments,
+            principal: req.principal,
+            idempotency_key: req.idempotency_key,
+            trace_parent,
+            max_attempts: inner.policy.retry.max_attempts,
+            created_at: now,
+            deadline_at: now.plus(inner.policy.retention.max_execution),
+            run_at: now,
+            status_message: None,
+            quota: Some(inner.quota),
+            lease: dispatch.as_ref().map(|d| d.lease.clone()),
         };
-        if created.created {
-            let record = &created.record;
-            tracing::info!(task = %record.id, tool = %record.tool, principal = record.principal.as_deref().unwrap_or(""), "task created");
-            inner.metrics.created(&record.tool);
-        }
-        match dispatch {
-            Some(dispatch) if created.created && dispatch.holds(&created.record) => {
-                inner.executor.start_dispatched(created.record.clone(), dispatch).await;
+        let created = if dispatch.is_some() {
+            // Once the insert may write this executor's lease, the handler
+            // must start even if the caller goes away (a dropped request):
+            // a leased task with no handler would wait for its lease to lapse.
+            let inserting = tokio::spawn(insert_and_start(inner.clone(), new, dispatch).in_current_span());
+            match inserting.await {
+                Ok(created) => created?,
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => return Err(RuntimeError::ShuttingDown),
             }
-            dispatch => {
-                // Queued for a claim; a dispatch slot not used goes back.
-                let had_slot = dispatch.is_some();
-                drop(dispatch);
-                if created.created {
-                    inner.wakeups.work_available();
-                } else if had_slot {
-                    inner.wakeups.slot_freed();
-                }
-            }
-        }
+        } else {
+            insert_and_start(inner.clone(), new, None).await?
+        };
         Ok((self.view(created.record).await, created.created))
     }
 
@@ -496,6 +476,44 @@ impl Runtime {
     pub(crate) fn work_available(&self) {
         self.inner.wakeups.work_available();
     }
+}
+
+/// Inserts `new` and, if it was created holding `dispatch`'s lease, starts
+/// its handler; otherwise wakes the claim loop for it (or gives an unused
+/// dispatch's slot back).
+async fn insert_and_start(inner: Arc<Inner>, new: NewTask, dispatch: Option<Dispatch>) -> Result<Created, RuntimeError> {
+    let created = match inner.store.create(new).await {
+        Ok(created) => created,
+        Err(e) => {
+            // A claim may have found no slot while this one was held.
+            if dispatch.is_some() {
+                drop(dispatch);
+                inner.wakeups.slot_freed();
+            }
+            return Err(e.into());
+        }
+    };
+    if created.created {
+        let record = &created.record;
+        tracing::info!(task = %record.id, tool = %record.tool, principal = record.principal.as_deref().unwrap_or(""), "task created");
+        inner.metrics.created(&record.tool);
+    }
+    match dispatch {
+        Some(dispatch) if created.created && dispatch.holds(&created.record) => {
+            inner.executor.start_dispatched(created.record.clone(), dispatch).await;
+        }
+        dispatch => {
+            // Queued for a claim; a dispatch slot not used goes back.
+            let had_slot = dispatch.is_some();
+            drop(dispatch);
+            if created.created {
+                inner.wakeups.work_available();
+            } else if had_slot {
+                inner.wakeups.slot_freed();
+            }
+        }
+    }
+    Ok(created)
 }
 
 /// Refuses the first new answer that does not fit its request (answers to

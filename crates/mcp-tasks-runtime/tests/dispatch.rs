@@ -289,3 +289,30 @@ async fn a_failed_dispatched_creation_gives_its_slot_to_the_queue() {
     eventually("the queued task runs", || async { status(&rt, &queued.id).await == TaskStatus::Completed }).await;
     rt.shutdown(std::time::Duration::from_secs(5)).await;
 }
+
+#[tokio::test]
+async fn a_dispatched_creation_whose_caller_goes_away_still_runs() {
+    let hold = Arc::new(Semaphore::new(0));
+    let store = Watched::new(memory(), Some(hold.clone()));
+    let clock = clock();
+    let quiet = std::time::Duration::from_secs(3600);
+    let rt = Arc::new(builder(store.clone(), &clock).claim_interval(quiet).tool(returning("t", json!({}))).build().unwrap());
+    started(&rt, &store).await;
+
+    let caller = {
+        let rt = rt.clone();
+        tokio::spawn(async move { create_view(&rt, "t").await })
+    };
+    eventually("the creation is written", || async {
+        rt.store().count_by_status().await.unwrap().values().sum::<u64>() == 1
+    })
+    .await;
+    // The request is dropped after the insert wrote this executor's lease.
+    caller.abort();
+    assert!(caller.await.unwrap_err().is_cancelled());
+    hold.add_permits(1);
+    let id = rt.store().list(ListQuery { limit: 10, ..ListQuery::default() }).await.unwrap().pop().expect("one task").id;
+    eventually("its handler ran anyway", || async { status(&rt, &id).await == TaskStatus::Completed }).await;
+    assert!(store.claimed_ids().is_empty(), "no claim took it: {:?}", store.claimed_ids());
+    rt.shutdown(std::time::Duration::from_secs(5)).await;
+}
