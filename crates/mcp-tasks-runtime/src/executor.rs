@@ -26,7 +26,7 @@ use crate::lease::LeaseKeeper;
 use crate::maintenance::{self, Schedule};
 use crate::metrics::{Metrics, Outcome, retry_class};
 use crate::registry::Tools;
-use crate::running::{Running, RunningHandler, StopReason};
+use crate::running::{Running, RunningHandler, StopReason, lock};
 use crate::tool::ToolFailure;
 use crate::transitions::{self, CANCELLED_BY_CLIENT, OutcomeRules, Settlement};
 use crate::wakeups::Wakeups;
@@ -144,16 +144,13 @@ impl Executor {
         Reservation { executor: self.clone(), room }
     }
 
-    /// Takes a slot for a task of `tool` about to be created at `now`, to
-    /// run it at once without a claim (see [`Dispatch`]): only while no due
-    /// work is known to wait, so a new task never overtakes a queued one
-    /// this executor knows of, and only with a slot free.
-    pub(crate) fn try_dispatch(self: &Arc<Self>, tool: &str, now: Timestamp) -> Option<Dispatch> {
-        if !self.dispatching.load(Ordering::SeqCst)
-            || self.stopping.is_cancelled()
-            || self.tools.get(tool).is_none()
-            || !self.wakeups.queue_drained()
-        {
+    /// Takes a slot for a task of one of this executor's tools about to be
+    /// created at `now`, to run it at once without a claim (see
+    /// [`Dispatch`]): only while no due work is known to wait, so a new task
+    /// never overtakes a queued one this executor knows of, and only with a
+    /// slot free.
+    pub(crate) fn try_dispatch(self: &Arc<Self>, now: Timestamp) -> Option<Dispatch> {
+        if !self.dispatching.load(Ordering::SeqCst) || self.stopping.is_cancelled() || !self.wakeups.queue_drained() {
             return None;
         }
         let reservation = self.reserve(1);
@@ -249,7 +246,7 @@ impl Executor {
     /// after a full claim it takes them all.
     fn claim_share(&self, free: usize) -> usize {
         if self.dispatching.load(Ordering::SeqCst) && !self.last_claim_full.load(Ordering::SeqCst) {
-            (free - free / 4).max(1).min(free)
+            free - free / 4
         } else {
             free
         }
@@ -265,11 +262,6 @@ impl Executor {
         let driver = tokio::spawn(self.clone().drive(record, handler.clone(), deregister).instrument(span));
         handler.set_abort(driver.abort_handle());
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Nothing panics while these locks are held.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Room for handlers under the executor's bound, held until they are registered.

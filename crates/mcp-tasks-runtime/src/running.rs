@@ -51,8 +51,9 @@ struct Slot {
     released: bool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while these locks are held.
+/// Locks `m`, through poisoning: nothing panics while the runtime's
+/// short-lived locks are held.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

@@ -218,7 +218,8 @@ impl Runtime {
         let trace_parent = crate::trace_context::traceparent_of(&tracing::Span::current()).or(req.trace_parent);
         // With a slot free and nothing queued, the task is inserted already
         // leased to this executor and starts at once (executor.rs, Dispatch).
-        let dispatch = inner.executor.try_dispatch(&req.tool, now);
+        // (The tool is registered: checked above, in the executor's registry too.)
+        let dispatch = inner.executor.try_dispatch(now);
         let new = NewTask {
             // Ordered by creation: appended to the id index, not split into it.
             id: TaskId::minted_at(now),
@@ -485,11 +486,7 @@ async fn insert_and_start(inner: Arc<Inner>, new: NewTask, dispatch: Option<Disp
     let created = match inner.store.create(new).await {
         Ok(created) => created,
         Err(e) => {
-            // A claim may have found no slot while this one was held.
-            if dispatch.is_some() {
-                drop(dispatch);
-                inner.wakeups.slot_freed();
-            }
+            give_back(&inner, dispatch);
             return Err(e.into());
         }
     };
@@ -502,18 +499,24 @@ async fn insert_and_start(inner: Arc<Inner>, new: NewTask, dispatch: Option<Disp
         Some(dispatch) if created.created && dispatch.holds(&created.record) => {
             inner.executor.start_dispatched(created.record.clone(), dispatch).await;
         }
-        dispatch => {
-            // Queued for a claim; a dispatch slot not used goes back.
-            let had_slot = dispatch.is_some();
-            drop(dispatch);
+        unused => {
+            give_back(&inner, unused);
             if created.created {
+                // Queued for a claim.
                 inner.wakeups.work_available();
-            } else if had_slot {
-                inner.wakeups.slot_freed();
             }
         }
     }
     Ok(created)
+}
+
+/// Gives an unused dispatch's slot back and wakes the claim loop, which
+/// may have found no slot while this one was held.
+fn give_back(inner: &Inner, dispatch: Option<Dispatch>) {
+    if let Some(dispatch) = dispatch {
+        drop(dispatch);
+        inner.wakeups.slot_freed();
+    }
 }
 
 /// Refuses the first new answer that does not fit its request (answers to

@@ -67,6 +67,21 @@ async fn create_view(rt: &Runtime, tool: &str) -> TaskRecord {
     rt.create_task(CreateTask::new(tool, json!({}))).await.expect("create").record
 }
 
+/// Starts creating a task of `t` on `rt`, whose store holds creations at
+/// its gate, and waits until the task is written: the creation has not
+/// returned yet.
+async fn written_then_held(rt: &Arc<Runtime>) -> tokio::task::JoinHandle<TaskRecord> {
+    let creating = {
+        let rt = rt.clone();
+        tokio::spawn(async move { create_view(&rt, "t").await })
+    };
+    eventually("the creation is written", || async {
+        rt.store().count_by_status().await.unwrap().values().sum::<u64>() == 1
+    })
+    .await;
+    creating
+}
+
 #[tokio::test]
 async fn a_task_created_with_a_free_slot_starts_leased_without_a_claim() {
     let (_dir, path) = sqlite_file();
@@ -188,16 +203,9 @@ async fn a_dispatch_that_meets_shutdown_is_handed_back_not_run() {
     let rt = Arc::new(builder(store.clone(), &clock).tool(tool.clone()).build().unwrap());
     started(&rt, &store).await;
 
-    let creating = {
-        let rt = rt.clone();
-        tokio::spawn(async move { create_view(&rt, "t").await })
-    };
     // The task is written, leased to this executor; shutdown runs to its
     // end before the creation returns.
-    eventually("the creation is written", || async {
-        rt.store().count_by_status().await.unwrap().values().sum::<u64>() == 1
-    })
-    .await;
+    let creating = written_then_held(&rt).await;
     rt.shutdown(std::time::Duration::from_secs(5)).await;
     hold.add_permits(1);
     let created = creating.await.unwrap();
@@ -299,14 +307,7 @@ async fn a_dispatched_creation_whose_caller_goes_away_still_runs() {
     let rt = Arc::new(builder(store.clone(), &clock).claim_interval(quiet).tool(returning("t", json!({}))).build().unwrap());
     started(&rt, &store).await;
 
-    let caller = {
-        let rt = rt.clone();
-        tokio::spawn(async move { create_view(&rt, "t").await })
-    };
-    eventually("the creation is written", || async {
-        rt.store().count_by_status().await.unwrap().values().sum::<u64>() == 1
-    })
-    .await;
+    let caller = written_then_held(&rt).await;
     // The request is dropped after the insert wrote this executor's lease.
     caller.abort();
     assert!(caller.await.unwrap_err().is_cancelled());
