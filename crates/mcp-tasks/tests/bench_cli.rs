@@ -102,6 +102,43 @@ fn a_quick_bench_on_sqlite_reports_every_scenario_with_consistent_counts() {
 }
 
 #[test]
+fn only_measures_the_parts_named_each_beside_the_peer() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["bench", "--quick", "--json", "--seconds", "0.2", "--only", "end-to-end,sweeps", "--e2e-tasks", "50"])
+        .args(["--sweep-sizes", "200"])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .expect("mcp-tasks bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "bench failed: {stderr}");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("--json prints JSON");
+    let measured: Vec<(&str, &str)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["scenario"].as_str().unwrap(), r["subject"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        measured,
+        [("end-to-end", "mcp-tasks"), ("end-to-end", "rmcp in-memory"), ("reaper-sweep", "mcp-tasks")],
+        "only the parts named, ours beside the peer's"
+    );
+    let ours = rows(&report, "end-to-end", "mcp-tasks")[0];
+    assert_eq!(ours["count"], 50);
+    assert!(ours["ratios"][0]["against"] == "rmcp in-memory", "{ours}");
+
+    let unknown = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["bench", "--quick", "--only", "everything"])
+        .output()
+        .expect("mcp-tasks bench runs");
+    assert_eq!(unknown.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(stderr.contains("invalid value 'everything' for '--only"), "{stderr}");
+}
+
+#[test]
 fn postgres_without_a_database_url_is_refused_by_name() {
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
         .args(["bench", "--quick", "--store", "postgres"])

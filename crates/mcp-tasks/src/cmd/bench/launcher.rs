@@ -41,6 +41,14 @@ impl Server {
             Server::RmcpPeer => "rmcp in-memory",
         }
     }
+
+    /// The subject its measurements are reported under.
+    pub(crate) fn subject(self) -> &'static str {
+        match self {
+            Server::McpTasks => super::report::OURS,
+            Server::RmcpPeer => super::report::PEER,
+        }
+    }
 }
 
 /// A running server and what it stores into (dropped together).

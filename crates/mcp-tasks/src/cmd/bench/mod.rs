@@ -30,8 +30,8 @@ use launcher::{Launcher, Server, StoreKind};
 use load_shapes::{check_filled, created_ids, creations, fill_mixed, polls};
 use mcp_requests::LIVE_MS;
 use measurement::{Measurement, Scenario};
-use plan::Plan;
-use report::{OURS, PEER, Report, Setting};
+use plan::{Part, Plan};
+use report::{Report, Setting};
 
 /// Flags of `mcp-tasks bench`.
 #[derive(Debug, clap::Args)]
@@ -65,6 +65,10 @@ pub(crate) struct Args {
     /// Trivial tasks per end-to-end run (default 20000, or 300 with --quick).
     #[arg(long, value_name = "N")]
     e2e_tasks: Option<u64>,
+    /// Measure only these parts, comma-separated (default: all of them);
+    /// for rerunning one figure, each beside its peer's as in a full run.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART,…")]
+    only: Vec<Part>,
     /// Print the report as JSON on stdout instead of a table.
     #[arg(long)]
     json: bool,
@@ -78,7 +82,7 @@ pub(crate) struct Args {
 
 /// Runs `mcp-tasks bench`.
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes, &args.sweep_sizes)?;
+    let mut plan = Plan::from_args(args.quick, args.runs, args.seconds, &args.sizes, &args.sweep_sizes, &args.only)?;
     if let Some(n) = args.e2e_tasks {
         anyhow::ensure!(n > 0, "--e2e-tasks must be at least 1");
         plan.e2e_tasks = n;
@@ -100,24 +104,30 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     for server in [Server::McpTasks, Server::RmcpPeer] {
         all.extend(measure_server(&plan, &mut launcher, server, &progress).await?);
     }
-    let mut raw = Vec::new();
-    for _ in 0..plan.runs {
-        progress.set_message("SQLite raw commits");
-        let (dir, seconds) = (scratch.path().to_owned(), plan.seconds);
-        raw.push(tokio::task::spawn_blocking(move || sqlite_commits::raw_commits(&dir, seconds)).await??);
+    if plan.includes(Part::RawCommits) {
+        let mut raw = Vec::new();
+        for _ in 0..plan.runs {
+            progress.set_message("SQLite raw commits");
+            let (dir, seconds) = (scratch.path().to_owned(), plan.seconds);
+            raw.push(tokio::task::spawn_blocking(move || sqlite_commits::raw_commits(&dir, seconds)).await??);
+            progress.inc(1);
+        }
+        all.push(Measurement::median(raw));
+    }
+    if plan.includes(Part::Sweeps) {
+        for &rows in &plan.sweep_sizes {
+            progress.set_message(format!("reaper sweep, {rows} rows"));
+            let store_url = args.database_url.as_deref();
+            all.push(sweeps::reaper_sweep(args.store, store_url, scratch.path(), rows, plan.runs).await?);
+            progress.inc(1);
+        }
+    }
+    if plan.includes(Part::Triage) {
+        progress.set_message(format!("triage of {} lapsed leases", plan.lapsed_leases));
+        let store_url = args.database_url.as_deref();
+        all.push(sweeps::lapsed_lease_triage(args.store, store_url, scratch.path(), plan.lapsed_leases).await?);
         progress.inc(1);
     }
-    all.push(Measurement::median(raw));
-    for &rows in &plan.sweep_sizes {
-        progress.set_message(format!("reaper sweep, {rows} rows"));
-        all.push(sweeps::reaper_sweep(args.store, args.database_url.as_deref(), scratch.path(), rows, plan.runs).await?);
-        progress.inc(1);
-    }
-    progress.set_message(format!("triage of {} lapsed leases", plan.lapsed_leases));
-    all.push(
-        sweeps::lapsed_lease_triage(args.store, args.database_url.as_deref(), scratch.path(), plan.lapsed_leases).await?,
-    );
-    progress.inc(1);
     progress.finish_and_clear();
 
     let setting = Setting {
@@ -151,21 +161,50 @@ async fn measure_server(
     server: Server,
     progress: &ProgressBar,
 ) -> anyhow::Result<Vec<Measurement>> {
-    let subject = match server {
-        Server::McpTasks => OURS,
-        Server::RmcpPeer => PEER,
-    };
-    let label = server.label();
     let mut out = Vec::new();
+    if plan.includes(Part::Polls) || plan.includes(Part::Creations) {
+        out.extend(one_stored(plan, launcher, server, progress).await?);
+    }
+    if plan.includes(Part::StoredPolls) {
+        out.extend(stored_polls(plan, launcher, server, progress).await?);
+    }
+    if plan.includes(Part::EndToEnd) {
+        progress.set_message(format!("{}: end to end, {} tasks", server.label(), plan.e2e_tasks));
+        let running = launcher.fresh(server).await?;
+        let endpoint = Endpoint::parse(&running.process.url)?;
+        let mut runs = Vec::new();
+        for _ in 0..plan.runs {
+            runs.push(end_to_end::end_to_end(&endpoint, server.subject(), plan.fill_clients, plan.e2e_tasks).await?);
+            progress.inc(1);
+        }
+        out.push(Measurement::median(runs));
+    }
+    // Resident memory with live tasks (ours: the peer's sweep makes storing
+    // many quadratic, and it keeps nothing durable to compare with).
+    if server == Server::McpTasks && plan.includes(Part::Memory) {
+        out.push(resident_memory(plan, launcher, progress).await?);
+    }
+    Ok(out)
+}
 
-    // One task stored: tasks/get at each client count, then creations.
+/// On a server with one task stored: `tasks/get` at each client count,
+/// then creations at each.
+async fn one_stored(
+    plan: &Plan,
+    launcher: &mut Launcher,
+    server: Server,
+    progress: &ProgressBar,
+) -> anyhow::Result<Vec<Measurement>> {
+    let (subject, label) = (server.subject(), server.label());
+    let mut out = Vec::new();
     let running = launcher.fresh(server).await?;
     let endpoint = Endpoint::parse(&running.process.url)?;
     let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
     check_filled(&one, 1)?;
     let ids = Arc::new(created_ids(&one));
     polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
-    for &clients in &plan.poll_clients {
+    let poll_clients = if plan.includes(Part::Polls) { &plan.poll_clients[..] } else { &[] };
+    for &clients in poll_clients {
         progress.set_message(format!("{label}: tasks/get, 1 stored, {clients} clients"));
         let mut runs = Vec::new();
         for _ in 0..plan.runs {
@@ -175,7 +214,8 @@ async fn measure_server(
         }
         out.push(Measurement::median(runs));
     }
-    for &clients in &plan.creation_clients {
+    let creation_clients = if plan.includes(Part::Creations) { &plan.creation_clients[..] } else { &[] };
+    for &clients in creation_clients {
         progress.set_message(format!("{label}: creations, {clients} clients"));
         let mut runs = Vec::new();
         for _ in 0..plan.runs {
@@ -185,9 +225,19 @@ async fn measure_server(
         }
         out.push(Measurement::median(runs));
     }
-    drop(running);
+    Ok(out)
+}
 
-    // tasks/get with more stored: half finished, half live.
+/// `tasks/get` at each stored size (half finished, half live), each on a
+/// server started fresh and filled for it.
+async fn stored_polls(
+    plan: &Plan,
+    launcher: &mut Launcher,
+    server: Server,
+    progress: &ProgressBar,
+) -> anyhow::Result<Vec<Measurement>> {
+    let (subject, label) = (server.subject(), server.label());
+    let mut out = Vec::new();
     for &size in plan.sizes(server) {
         progress.set_message(format!("{label}: storing {size} tasks"));
         let running = launcher.fresh(server).await?;
@@ -204,43 +254,32 @@ async fn measure_server(
         }
         out.push(Measurement::median(runs));
     }
+    Ok(out)
+}
 
-    // End to end.
-    progress.set_message(format!("{label}: end to end, {} tasks", plan.e2e_tasks));
+/// `mcp-tasks serve`'s resident memory after `plan.resident_live` live
+/// tasks were created through it.
+async fn resident_memory(plan: &Plan, launcher: &mut Launcher, progress: &ProgressBar) -> anyhow::Result<Measurement> {
+    let server = Server::McpTasks;
+    progress.set_message(format!("{}: resident memory, {} live tasks", server.label(), plan.resident_live));
     let running = launcher.fresh(server).await?;
     let endpoint = Endpoint::parse(&running.process.url)?;
-    let mut runs = Vec::new();
-    for _ in 0..plan.runs {
-        runs.push(end_to_end::end_to_end(&endpoint, subject, plan.fill_clients, plan.e2e_tasks).await?);
-        progress.inc(1);
-    }
-    out.push(Measurement::median(runs));
-    drop(running);
-
-    // Resident memory with live tasks (ours: the peer's sweep makes storing
-    // many quadratic, and it keeps nothing durable to compare with).
-    if server == Server::McpTasks {
-        progress.set_message(format!("{label}: resident memory, {} live tasks", plan.resident_live));
-        let running = launcher.fresh(server).await?;
-        let endpoint = Endpoint::parse(&running.process.url)?;
-        let load = creations(&endpoint, plan.fill_clients, Stop::Count(plan.resident_live), LIVE_MS, false).await?;
-        check_filled(&load, plan.resident_live)?;
-        let bytes = running.process.resident_bytes()?;
-        out.push(Measurement {
-            scenario: Scenario::ResidentMemory,
-            subject: subject.to_owned(),
-            clients: None,
-            stored: Some(plan.resident_live),
-            count: plan.resident_live,
-            errors: 0,
-            first_error: None,
-            seconds: load.elapsed.as_secs_f64(),
-            per_second: load.per_second(),
-            latency: None,
-            bytes: Some(bytes),
-            runs: 1,
-        });
-        progress.inc(1);
-    }
-    Ok(out)
+    let load = creations(&endpoint, plan.fill_clients, Stop::Count(plan.resident_live), LIVE_MS, false).await?;
+    check_filled(&load, plan.resident_live)?;
+    let bytes = running.process.resident_bytes()?;
+    progress.inc(1);
+    Ok(Measurement {
+        scenario: Scenario::ResidentMemory,
+        subject: server.subject().to_owned(),
+        clients: None,
+        stored: Some(plan.resident_live),
+        count: plan.resident_live,
+        errors: 0,
+        first_error: None,
+        seconds: load.elapsed.as_secs_f64(),
+        per_second: load.per_second(),
+        latency: None,
+        bytes: Some(bytes),
+        runs: 1,
+    })
 }
