@@ -100,10 +100,31 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
         .with_message("starting");
     progress.enable_steady_tick(Duration::from_millis(200));
-    let mut all = Vec::new();
-    for server in [Server::McpTasks, Server::RmcpPeer] {
-        all.extend(measure_server(&plan, &mut launcher, server, &progress).await?);
+    // The figures with a ratio to the peer are measured on both servers
+    // turn about, run by run, so drift on a shared machine falls on both.
+    let servers = [Server::McpTasks, Server::RmcpPeer];
+    let mut by_server = [Vec::new(), Vec::new()];
+    if plan.includes(Part::Polls) || plan.includes(Part::Creations) {
+        let [ours, peer] = one_stored(&plan, &mut launcher, servers, &progress).await?;
+        by_server[0].extend(ours);
+        by_server[1].extend(peer);
     }
+    for (server, out) in servers.into_iter().zip(&mut by_server) {
+        if plan.includes(Part::StoredPolls) {
+            out.extend(stored_polls(&plan, &mut launcher, server, &progress).await?);
+        }
+    }
+    if plan.includes(Part::EndToEnd) {
+        let [ours, peer] = end_to_end_both(&plan, &mut launcher, servers, &progress).await?;
+        by_server[0].push(ours);
+        by_server[1].push(peer);
+    }
+    // Resident memory with live tasks (ours: the peer's sweep makes storing
+    // many quadratic, and it keeps nothing durable to compare with).
+    if plan.includes(Part::Memory) {
+        by_server[0].push(resident_memory(&plan, &mut launcher, &progress).await?);
+    }
+    let mut all: Vec<Measurement> = by_server.into_iter().flatten().collect();
     if plan.includes(Part::RawCommits) {
         let mut raw = Vec::new();
         for _ in 0..plan.runs {
@@ -153,79 +174,89 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// Every measurement of one server, each load on a server started fresh
-/// for what it needs stored.
-async fn measure_server(
+/// A fresh server of each kind, one task stored in each.
+struct OneStored {
+    server: Server,
+    endpoint: Endpoint,
+    ids: Arc<Vec<String>>,
+    _running: launcher::Running,
+}
+
+/// With one task stored on each server: `tasks/get` at each client count,
+/// then creations at each; every run of a figure on one server is followed
+/// by the same run on the other.
+async fn one_stored(
     plan: &Plan,
     launcher: &mut Launcher,
-    server: Server,
+    servers: [Server; 2],
     progress: &ProgressBar,
-) -> anyhow::Result<Vec<Measurement>> {
-    let mut out = Vec::new();
-    if plan.includes(Part::Polls) || plan.includes(Part::Creations) {
-        out.extend(one_stored(plan, launcher, server, progress).await?);
-    }
-    if plan.includes(Part::StoredPolls) {
-        out.extend(stored_polls(plan, launcher, server, progress).await?);
-    }
-    if plan.includes(Part::EndToEnd) {
-        progress.set_message(format!("{}: end to end, {} tasks", server.label(), plan.e2e_tasks));
+) -> anyhow::Result<[Vec<Measurement>; 2]> {
+    let mut started = Vec::new();
+    for server in servers {
         let running = launcher.fresh(server).await?;
         let endpoint = Endpoint::parse(&running.process.url)?;
-        let mut runs = Vec::new();
-        for _ in 0..plan.runs {
-            runs.push(end_to_end::end_to_end(&endpoint, server.subject(), plan.fill_clients, plan.e2e_tasks).await?);
-            progress.inc(1);
-        }
-        out.push(Measurement::median(runs));
+        let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
+        check_filled(&one, 1)?;
+        let ids = Arc::new(created_ids(&one));
+        polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
+        started.push(OneStored { server, endpoint, ids, _running: running });
     }
-    // Resident memory with live tasks (ours: the peer's sweep makes storing
-    // many quadratic, and it keeps nothing durable to compare with).
-    if server == Server::McpTasks && plan.includes(Part::Memory) {
-        out.push(resident_memory(plan, launcher, progress).await?);
+    let mut out = [Vec::new(), Vec::new()];
+    let poll_clients = if plan.includes(Part::Polls) { &plan.poll_clients[..] } else { &[] };
+    for &clients in poll_clients {
+        progress.set_message(format!("tasks/get, 1 stored, {clients} clients"));
+        let mut runs = [Vec::new(), Vec::new()];
+        for _ in 0..plan.runs {
+            for (s, runs) in started.iter().zip(&mut runs) {
+                let load = polls(&s.endpoint, clients, Stop::After(plan.seconds), s.ids.clone()).await?;
+                runs.push(Measurement::of_load(Scenario::Polls, s.server.subject(), clients, Some(1), &load));
+                progress.inc(1);
+            }
+        }
+        for (out, runs) in out.iter_mut().zip(runs) {
+            out.push(Measurement::median(runs));
+        }
+    }
+    let creation_clients = if plan.includes(Part::Creations) { &plan.creation_clients[..] } else { &[] };
+    for &clients in creation_clients {
+        progress.set_message(format!("creations, {clients} clients"));
+        let mut runs = [Vec::new(), Vec::new()];
+        for _ in 0..plan.runs {
+            for (s, runs) in started.iter().zip(&mut runs) {
+                let load = creations(&s.endpoint, clients, Stop::After(plan.seconds), LIVE_MS, false).await?;
+                runs.push(Measurement::of_load(Scenario::Creations, s.server.subject(), clients, None, &load));
+                progress.inc(1);
+            }
+        }
+        for (out, runs) in out.iter_mut().zip(runs) {
+            out.push(Measurement::median(runs));
+        }
     }
     Ok(out)
 }
 
-/// On a server with one task stored: `tasks/get` at each client count,
-/// then creations at each.
-async fn one_stored(
+/// End to end on a fresh server of each kind, turn about run by run.
+async fn end_to_end_both(
     plan: &Plan,
     launcher: &mut Launcher,
-    server: Server,
+    servers: [Server; 2],
     progress: &ProgressBar,
-) -> anyhow::Result<Vec<Measurement>> {
-    let (subject, label) = (server.subject(), server.label());
-    let mut out = Vec::new();
-    let running = launcher.fresh(server).await?;
-    let endpoint = Endpoint::parse(&running.process.url)?;
-    let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
-    check_filled(&one, 1)?;
-    let ids = Arc::new(created_ids(&one));
-    polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
-    let poll_clients = if plan.includes(Part::Polls) { &plan.poll_clients[..] } else { &[] };
-    for &clients in poll_clients {
-        progress.set_message(format!("{label}: tasks/get, 1 stored, {clients} clients"));
-        let mut runs = Vec::new();
-        for _ in 0..plan.runs {
-            let load = polls(&endpoint, clients, Stop::After(plan.seconds), ids.clone()).await?;
-            runs.push(Measurement::of_load(Scenario::Polls, subject, clients, Some(1), &load));
+) -> anyhow::Result<[Measurement; 2]> {
+    progress.set_message(format!("end to end, {} tasks", plan.e2e_tasks));
+    let mut started = Vec::new();
+    for server in servers {
+        let running = launcher.fresh(server).await?;
+        let endpoint = Endpoint::parse(&running.process.url)?;
+        started.push((server, endpoint, running));
+    }
+    let mut runs = [Vec::new(), Vec::new()];
+    for _ in 0..plan.runs {
+        for ((server, endpoint, _), runs) in started.iter().zip(&mut runs) {
+            runs.push(end_to_end::end_to_end(endpoint, server.subject(), plan.fill_clients, plan.e2e_tasks).await?);
             progress.inc(1);
         }
-        out.push(Measurement::median(runs));
     }
-    let creation_clients = if plan.includes(Part::Creations) { &plan.creation_clients[..] } else { &[] };
-    for &clients in creation_clients {
-        progress.set_message(format!("{label}: creations, {clients} clients"));
-        let mut runs = Vec::new();
-        for _ in 0..plan.runs {
-            let load = creations(&endpoint, clients, Stop::After(plan.seconds), LIVE_MS, false).await?;
-            runs.push(Measurement::of_load(Scenario::Creations, subject, clients, None, &load));
-            progress.inc(1);
-        }
-        out.push(Measurement::median(runs));
-    }
-    Ok(out)
+    Ok(runs.map(Measurement::median))
 }
 
 /// `tasks/get` at each stored size (half finished, half live), each on a
