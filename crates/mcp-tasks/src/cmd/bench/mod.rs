@@ -174,7 +174,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// A fresh server of each kind, one task stored in each.
+/// A fresh server with one task stored in it, and that task's id.
 struct OneStored {
     server: Server,
     endpoint: Endpoint,
