@@ -182,6 +182,19 @@ struct OneStored {
     _running: launcher::Running,
 }
 
+impl OneStored {
+    /// Starts `server`, stores one live task and warms its connections up.
+    async fn start(plan: &Plan, launcher: &mut Launcher, server: Server) -> anyhow::Result<OneStored> {
+        let running = launcher.fresh(server).await?;
+        let endpoint = Endpoint::parse(&running.process.url)?;
+        let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
+        check_filled(&one, 1)?;
+        let ids = Arc::new(created_ids(&one));
+        polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
+        Ok(OneStored { server, endpoint, ids, _running: running })
+    }
+}
+
 /// With one task stored on each server: `tasks/get` at each client count,
 /// then creations at each; every run of a figure on one server is followed
 /// by the same run on the other.
@@ -191,48 +204,53 @@ async fn one_stored(
     servers: [Server; 2],
     progress: &ProgressBar,
 ) -> anyhow::Result<[Vec<Measurement>; 2]> {
-    let mut started = Vec::new();
-    for server in servers {
-        let running = launcher.fresh(server).await?;
-        let endpoint = Endpoint::parse(&running.process.url)?;
-        let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
-        check_filled(&one, 1)?;
-        let ids = Arc::new(created_ids(&one));
-        polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
-        started.push(OneStored { server, endpoint, ids, _running: running });
-    }
+    let [first, second] = servers;
+    let started = [OneStored::start(plan, launcher, first).await?, OneStored::start(plan, launcher, second).await?];
     let mut out = [Vec::new(), Vec::new()];
     let poll_clients = if plan.includes(Part::Polls) { &plan.poll_clients[..] } else { &[] };
     for &clients in poll_clients {
         progress.set_message(format!("tasks/get, 1 stored, {clients} clients"));
-        let mut runs = [Vec::new(), Vec::new()];
-        for _ in 0..plan.runs {
-            for (s, runs) in started.iter().zip(&mut runs) {
-                let load = polls(&s.endpoint, clients, Stop::After(plan.seconds), s.ids.clone()).await?;
-                runs.push(Measurement::of_load(Scenario::Polls, s.server.subject(), clients, Some(1), &load));
-                progress.inc(1);
-            }
-        }
-        for (out, runs) in out.iter_mut().zip(runs) {
-            out.push(Measurement::median(runs));
+        let medians = turn_about(plan.runs, &started, progress, async |s: &OneStored| {
+            let load = polls(&s.endpoint, clients, Stop::After(plan.seconds), s.ids.clone()).await?;
+            Ok(Measurement::of_load(Scenario::Polls, s.server.subject(), clients, Some(1), &load))
+        })
+        .await?;
+        for (out, median) in out.iter_mut().zip(medians) {
+            out.push(median);
         }
     }
     let creation_clients = if plan.includes(Part::Creations) { &plan.creation_clients[..] } else { &[] };
     for &clients in creation_clients {
         progress.set_message(format!("creations, {clients} clients"));
-        let mut runs = [Vec::new(), Vec::new()];
-        for _ in 0..plan.runs {
-            for (s, runs) in started.iter().zip(&mut runs) {
-                let load = creations(&s.endpoint, clients, Stop::After(plan.seconds), LIVE_MS, false).await?;
-                runs.push(Measurement::of_load(Scenario::Creations, s.server.subject(), clients, None, &load));
-                progress.inc(1);
-            }
-        }
-        for (out, runs) in out.iter_mut().zip(runs) {
-            out.push(Measurement::median(runs));
+        let medians = turn_about(plan.runs, &started, progress, async |s: &OneStored| {
+            let load = creations(&s.endpoint, clients, Stop::After(plan.seconds), LIVE_MS, false).await?;
+            Ok(Measurement::of_load(Scenario::Creations, s.server.subject(), clients, None, &load))
+        })
+        .await?;
+        for (out, median) in out.iter_mut().zip(medians) {
+            out.push(median);
         }
     }
     Ok(out)
+}
+
+/// Runs `measure` `runs` times on each of the two servers, turn about (each
+/// run on the first followed at once by the same run on the second), and
+/// returns each server's median run.
+async fn turn_about<S>(
+    runs: usize,
+    servers: &[S; 2],
+    progress: &ProgressBar,
+    measure: impl AsyncFn(&S) -> anyhow::Result<Measurement>,
+) -> anyhow::Result<[Measurement; 2]> {
+    let mut measured = [Vec::new(), Vec::new()];
+    for _ in 0..runs {
+        for (server, measured) in servers.iter().zip(&mut measured) {
+            measured.push(measure(server).await?);
+            progress.inc(1);
+        }
+    }
+    Ok(measured.map(Measurement::median))
 }
 
 /// End to end on a fresh server of each kind, turn about run by run.
@@ -243,20 +261,14 @@ async fn end_to_end_both(
     progress: &ProgressBar,
 ) -> anyhow::Result<[Measurement; 2]> {
     progress.set_message(format!("end to end, {} tasks", plan.e2e_tasks));
-    let mut started = Vec::new();
-    for server in servers {
-        let running = launcher.fresh(server).await?;
-        let endpoint = Endpoint::parse(&running.process.url)?;
-        started.push((server, endpoint, running));
-    }
-    let mut runs = [Vec::new(), Vec::new()];
-    for _ in 0..plan.runs {
-        for ((server, endpoint, _), runs) in started.iter().zip(&mut runs) {
-            runs.push(end_to_end::end_to_end(endpoint, server.subject(), plan.fill_clients, plan.e2e_tasks).await?);
-            progress.inc(1);
-        }
-    }
-    Ok(runs.map(Measurement::median))
+    let [first, second] = servers;
+    let started = [launcher.fresh(first).await?, launcher.fresh(second).await?];
+    let endpoints = [Endpoint::parse(&started[0].process.url)?, Endpoint::parse(&started[1].process.url)?];
+    let servers = [(first, &endpoints[0]), (second, &endpoints[1])];
+    turn_about(plan.runs, &servers, progress, async |&(server, endpoint): &(Server, &Endpoint)| {
+        end_to_end::end_to_end(endpoint, server.subject(), plan.fill_clients, plan.e2e_tasks).await
+    })
+    .await
 }
 
 /// `tasks/get` at each stored size (half finished, half live), each on a
@@ -313,4 +325,40 @@ async fn resident_memory(plan: &Plan, launcher: &mut Launcher, progress: &Progre
         bytes: Some(bytes),
         runs: 1,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn turn_about_alternates_the_servers_run_by_run_and_keeps_each_median() {
+        let order = Mutex::new(Vec::new());
+        let rates = Mutex::new(vec![5.0, 50.0, 1.0, 10.0, 3.0, 30.0].into_iter());
+        let medians = turn_about(3, &["ours", "peer"], &ProgressBar::hidden(), async |&subject: &&str| {
+            order.lock().unwrap().push(subject);
+            let per_second = rates.lock().unwrap().next().unwrap();
+            Ok(Measurement {
+                scenario: Scenario::EndToEnd,
+                subject: subject.to_owned(),
+                clients: Some(1),
+                stored: None,
+                count: 1,
+                errors: 0,
+                first_error: None,
+                seconds: 1.0 / per_second,
+                per_second,
+                latency: None,
+                bytes: None,
+                runs: 1,
+            })
+        })
+        .await
+        .unwrap();
+        assert_eq!(*order.lock().unwrap(), ["ours", "peer", "ours", "peer", "ours", "peer"]);
+        let got: Vec<(&str, f64, usize)> = medians.iter().map(|m| (m.subject.as_str(), m.per_second, m.runs)).collect();
+        assert_eq!(got, [("ours", 3.0, 3), ("peer", 30.0, 3)]);
+    }
 }
