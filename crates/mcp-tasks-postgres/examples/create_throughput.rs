@@ -63,7 +63,7 @@ async fn run(
     }
     let elapsed = started.elapsed().as_secs_f64();
     let stats = store.create_stats();
-    Ok((creations as f64 / elapsed, stats.creates as f64 / stats.commits.max(1) as f64))
+    Ok((creations as f64 / elapsed, stats.jobs as f64 / stats.commits.max(1) as f64))
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

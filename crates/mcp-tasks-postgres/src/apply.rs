@@ -4,9 +4,9 @@
 //! wait for its commit and then re-check the guard on the row it left: a
 //! lost race changes nothing.
 
-use deadpool_postgres::{GenericClient, Pool, Transaction};
+use deadpool_postgres::{GenericClient, Transaction};
 use mcp_tasks_core::{TaskRecord, TaskStatus, Timestamp};
-use mcp_tasks_store::{AttemptEnd, Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
+use mcp_tasks_store::{Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
 use tokio_postgres::types::ToSql;
 
 use crate::failure::Failure;
@@ -69,21 +69,40 @@ fn allowed_sources(to: Option<TaskStatus>) -> String {
     }
 }
 
-/// Applies `updates` in order in one transaction, one commit.
-pub(crate) async fn apply_all(pool: &Pool, updates: &[GuardedUpdate]) -> Result<Vec<UpdateOutcome>, Failure> {
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
-    let mut outcomes = Vec::with_capacity(updates.len());
-    for update in updates {
-        outcomes.push(apply_one(&tx, update).await?);
+/// Most `apply` calls one group commit carries, so one commit's latency
+/// stays bounded.
+pub(crate) const MAX_BATCH: usize = 256;
+
+/// One `apply` (or `apply_unread`) call: its updates, applied in order in
+/// the transaction of its group commit.
+pub(crate) struct UpdateJob {
+    /// The guarded updates.
+    pub(crate) updates: Vec<GuardedUpdate>,
+    /// Whether the caller reads the rows after: if not, an applied change
+    /// answers `Applied(None)` and no row is sent back or decoded.
+    pub(crate) read_back: bool,
+}
+
+/// Applies each job's updates in order, in `tx`: the outcomes of each job.
+pub(crate) async fn apply_jobs(tx: &Transaction<'_>, jobs: &[UpdateJob]) -> Result<Vec<Vec<UpdateOutcome>>, Failure> {
+    let mut outcomes = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let mut of_job = Vec::with_capacity(job.updates.len());
+        for update in &job.updates {
+            of_job.push(apply_one(tx, update, job.read_back).await?);
+        }
+        outcomes.push(of_job);
     }
-    tx.commit().await?;
     Ok(outcomes)
 }
 
 /// The statement of one guarded update and its parameters: a `DELETE` of
-/// a terminal row, or an `UPDATE … RETURNING` of a live one.
-pub(crate) fn statement(update: &GuardedUpdate) -> (String, Params) {
+/// a terminal row, or an `UPDATE` of a live one that answers the changed
+/// row (all of [`TASK_COLUMNS`] if `read_back`, else its id) and, when the
+/// change ends an attempt, inserts the attempt-history row in the same
+/// statement (one round trip: the insert reads the row the update changed,
+/// so a lost race inserts nothing).
+pub(crate) fn statement(update: &GuardedUpdate, read_back: bool) -> (String, Params) {
     let GuardedUpdate { guard, update } = update;
     let mut params = Params::default();
     let Update::Change(change) = update else {
@@ -138,31 +157,55 @@ pub(crate) fn statement(update: &GuardedUpdate) -> (String, Params) {
         set("input_responses", params.push(to_json(r)));
     }
     sets.push("version = version + 1".to_owned());
-    let sql = format!(
-        "UPDATE tasks SET {}{} AND {} RETURNING {TASK_COLUMNS}",
+    // A dead letter is built from the changed row: read it back.
+    let returning = if read_back || change.dead_letter.is_some() { TASK_COLUMNS } else { "id" };
+    let update = format!(
+        "UPDATE tasks SET {}{} AND {} RETURNING {returning}",
         sets.join(", "),
         guard_sql(guard, &mut params),
         allowed_sources(change.status),
     );
+    let Some(end) = &change.attempt_end else {
+        return (update, params);
+    };
+    // Typed: parameters in a select list take no type from the insert's columns.
+    let values = [
+        params.push(i64::from(end.attempt)) + "::bigint",
+        params.push(end.started_at.map(Timestamp::as_millis)) + "::bigint",
+        params.push(change.now.as_millis()) + "::bigint",
+        params.push(end.owner.clone()) + "::text",
+        params.push(end.outcome.as_str().to_owned()) + "::text",
+        params.push(end.class.map(|c| c.to_string())) + "::text",
+        params.push(end.error.as_ref().map(to_json)) + "::text",
+        params.push(end.message.clone()) + "::text",
+    ];
+    let sql = format!(
+        "WITH changed AS ({update}), \
+              attempt AS (INSERT INTO task_attempts \
+                            (task_id, attempt, started_at, ended_at, owner, outcome, class, error, message) \
+                          SELECT id, {} FROM changed) \
+         SELECT {returning} FROM changed",
+        values.join(", ")
+    );
     (sql, params)
 }
 
-async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<UpdateOutcome, Failure> {
-    let (sql, params) = statement(update);
+/// Applies one guarded update in `tx`.
+async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, Failure> {
+    let (sql, params) = statement(update, read_back);
     let stmt = tx.prepare_cached(&sql).await?;
     let applied = match &update.update {
         Update::Delete => (tx.execute(&stmt, &params.refs()).await? == 1).then_some(UpdateOutcome::Applied(None)),
         Update::Change(change) => match tx.query_opt(&stmt, &params.refs()).await? {
-            Some(row) => {
-                let record = task_from_row(&row)?;
-                if let Some(letter) = &change.dead_letter {
+            Some(row) => match &change.dead_letter {
+                Some(letter) => {
+                    let record = task_from_row(&row)?;
                     insert_dead_letter(tx, &record, letter).await?;
+                    Some(UpdateOutcome::Applied(read_back.then_some(record)))
                 }
-                if let Some(end) = &change.attempt_end {
-                    insert_attempt(tx, &record, change.now, end).await?;
-                }
-                Some(UpdateOutcome::Applied(Some(record)))
-            }
+                None if read_back => Some(UpdateOutcome::Applied(Some(task_from_row(&row)?))),
+                None => Some(UpdateOutcome::Applied(None)),
+            },
             None => None,
         },
     };
@@ -172,37 +215,6 @@ async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate) -> Result<Updat
     let stmt = tx.prepare_cached("SELECT 1 FROM tasks WHERE id = $1").await?;
     let exists = tx.query_opt(&stmt, &[&update.guard.id.as_str()]).await?.is_some();
     Ok(if exists { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
-}
-
-/// Records an ended attempt of `record`, in the transaction of the change that ended it.
-async fn insert_attempt(
-    tx: &Transaction<'_>,
-    record: &TaskRecord,
-    ended_at: Timestamp,
-    end: &AttemptEnd,
-) -> Result<(), Failure> {
-    let stmt = tx
-        .prepare_cached(
-            "INSERT INTO task_attempts (task_id, attempt, started_at, ended_at, owner, outcome, class, error, message) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )
-        .await?;
-    tx.execute(
-        &stmt,
-        &[
-            &record.id.as_str(),
-            &i64::from(end.attempt),
-            &end.started_at.map(Timestamp::as_millis),
-            &ended_at.as_millis(),
-            &end.owner,
-            &end.outcome.as_str(),
-            &end.class.map(|c| c.to_string()),
-            &end.error.as_ref().map(to_json),
-            &end.message,
-        ],
-    )
-    .await?;
-    Ok(())
 }
 
 /// Writes the dead letter of `record`, replacing an older one of the same

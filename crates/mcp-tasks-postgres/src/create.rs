@@ -24,6 +24,10 @@ use mcp_tasks_store::{Created, NewTask, StoreError};
 use crate::failure::Failure;
 use crate::row::{TASK_COLUMNS, task_from_row, to_json};
 
+/// Most creations one group commit carries, so one commit's latency stays
+/// bounded.
+pub(crate) const MAX_BATCH: usize = 512;
+
 /// Rounds of insert-then-resolve before giving up: a second round is needed
 /// only when a conflicting row vanished (its task expired) in between.
 const MAX_ROUNDS: usize = 4;

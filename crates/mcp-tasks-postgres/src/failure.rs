@@ -62,6 +62,20 @@ impl Failure {
             *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE))
     }
 
+    /// Whether the database refused what was asked (a statement or value
+    /// it would not take) and rolled the transaction back, as opposed to
+    /// the connection or server going away, after which a commit may or may
+    /// not have happened. A failure of ours (a row that does not decode, an
+    /// operation refused) counts as a refusal: it stops the transaction
+    /// before its commit.
+    pub(crate) fn is_refusal(&self) -> bool {
+        match self {
+            Failure::Db(e) => e.code().is_some_and(|code| !is_connection_loss(code)),
+            Failure::Store(_) => true,
+            Failure::Pool(_) => false,
+        }
+    }
+
     /// The error callers see. A lost connection or an unreachable server
     /// says the database is unavailable; the pool reconnects by itself, so
     /// the next operation may well succeed.

@@ -22,7 +22,6 @@
 //! dev-dependencies).
 
 mod apply;
-mod batcher;
 mod claim;
 mod clock;
 mod create;
@@ -30,6 +29,7 @@ mod create;
 mod cut_proxy;
 mod dead_letters;
 mod failure;
+mod group_commit;
 mod leader;
 mod listener;
 mod open;
@@ -46,8 +46,8 @@ mod store;
 pub mod testing;
 mod url;
 
-pub use batcher::CreateStats;
 pub use clock::{DEFAULT_CLOCK_REFRESH, DatabaseClock};
+pub use group_commit::GroupCommitStats;
 pub use options::PostgresOptions;
 pub use store::PostgresStore;
 

@@ -128,9 +128,9 @@ async fn every_sweep_claim_and_read_uses_an_index() {
     );
     // A guarded update may walk the primary key or a partial index its
     // guard implies (the lease index for a lease owner): either is one row.
-    let (sql, params) = statement(&guarded);
+    let (sql, params) = statement(&guarded, true);
     assert_indexed(&client, &sql, &params.refs()).await;
-    let (sql, params) = statement(&GuardedUpdate::delete(Guard::id(TaskId::from(id))));
+    let (sql, params) = statement(&GuardedUpdate::delete(Guard::id(TaskId::from(id))), true);
     assert_indexed(&client, &sql, &params.refs()).await;
     drop(store);
 }

@@ -13,23 +13,26 @@ use mcp_tasks_store::{
 };
 use tokio::sync::broadcast;
 
-use crate::batcher::{Batcher, CreateStats};
+use crate::apply::UpdateJob;
 use crate::clock::DatabaseClock;
 use crate::failure::Failure;
+use crate::group_commit::{GroupCommit, GroupCommitStats};
 use crate::leader::LeaseLeadership;
 use crate::listener::Listener;
 use crate::open::open_pool;
 use crate::options::PostgresOptions;
 use crate::retry::retrying;
 use crate::url::redact;
-use crate::{apply, claim, dead_letters, polls, reads};
+use crate::{apply, claim, create, dead_letters, polls, reads};
 
 /// The task store for a fleet: many `serve` instances on one PostgreSQL
 /// database (the schema the URL's `search_path` names, `public` by default).
 ///
 /// - Durable: `create` returns once its row is committed with
 ///   `synchronous_commit` on; concurrent creations share one transaction
-///   and one commit (a creation batcher, [`create_stats`](Self::create_stats)).
+///   and one commit ([`create_stats`](Self::create_stats)), and so do
+///   concurrent guarded updates ([`apply_stats`](Self::apply_stats)): a
+///   completion is durable when `apply` returns.
 /// - Concurrent: claims take rows `FOR UPDATE SKIP LOCKED`; every update is
 ///   one guarded `UPDATE`.
 /// - Resilient: connections come from a pool that replaces broken ones;
@@ -38,7 +41,8 @@ use crate::{apply, claim, dead_letters, polls, reads};
 pub struct PostgresStore {
     shown_url: String,
     pool: Pool,
-    batcher: Batcher,
+    creations: GroupCommit<NewTask, Result<Created, StoreError>>,
+    updates: GroupCommit<UpdateJob, Vec<UpdateOutcome>>,
     leadership: Arc<LeaseLeadership>,
     /// Settings of the listener's own connection.
     listen_config: tokio_postgres::Config,
@@ -66,7 +70,10 @@ impl PostgresStore {
         let shown_url = redact(url);
         let (pool, listen_config) = open_pool(url, &shown_url, &options).await?;
         Ok(PostgresStore {
-            batcher: Batcher::start(pool.clone()),
+            creations: GroupCommit::start(pool.clone(), create::MAX_BATCH, |tx, news| {
+                Box::pin(create::create_all(tx, news))
+            }),
+            updates: GroupCommit::start(pool.clone(), apply::MAX_BATCH, |tx, jobs| Box::pin(apply::apply_jobs(tx, jobs))),
             leadership: Arc::new(LeaseLeadership::new(pool.clone())),
             listen_config,
             listener: OnceLock::new(),
@@ -89,10 +96,16 @@ impl PostgresStore {
         DatabaseClock::sampled(self.pool.clone(), local).await
     }
 
-    /// Commits and creations of the creation batcher so far: `creates /
-    /// commits` is the average group-commit batch.
-    pub fn create_stats(&self) -> CreateStats {
-        self.batcher.stats()
+    /// Commits and `create` calls of the creation group commit so far:
+    /// `jobs / commits` is its average batch.
+    pub fn create_stats(&self) -> GroupCommitStats {
+        self.creations.stats()
+    }
+
+    /// Commits and `apply` calls of the update group commit so far: `jobs /
+    /// commits` is its average batch.
+    pub fn apply_stats(&self) -> GroupCommitStats {
+        self.updates.stats()
     }
 }
 
@@ -110,7 +123,7 @@ fn report<T>(result: Result<T, Failure>) -> Result<T, StoreError> {
 #[async_trait]
 impl TaskStore for PostgresStore {
     async fn create(&self, new: NewTask) -> Result<Created, StoreError> {
-        self.batcher.create(new).await
+        self.creations.submit(new).await?
     }
 
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
@@ -153,7 +166,14 @@ impl TaskStore for PostgresStore {
         if updates.is_empty() {
             return Ok(Vec::new());
         }
-        report(retrying(|| apply::apply_all(&self.pool, &updates)).await)
+        self.updates.submit(UpdateJob { updates, read_back: true }).await
+    }
+
+    async fn apply_unread(&self, updates: Vec<GuardedUpdate>) -> Result<Vec<UpdateOutcome>, StoreError> {
+        if updates.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.updates.submit(UpdateJob { updates, read_back: false }).await
     }
 
     async fn attempts(&self, id: &TaskId) -> Result<Vec<AttemptRecord>, StoreError> {

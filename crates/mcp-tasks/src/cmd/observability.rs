@@ -59,8 +59,8 @@ impl ObservabilityArgs {
         }
         if let Some(postgres) = postgres {
             builder = builder.metrics_collector(move |metrics| {
-                let stats = postgres.create_stats();
-                metrics.group_commits(stats.commits, stats.creates);
+                let (creations, updates) = (postgres.create_stats(), postgres.apply_stats());
+                metrics.group_commits(creations.commits + updates.commits, creations.jobs + updates.jobs);
             });
         }
         builder
