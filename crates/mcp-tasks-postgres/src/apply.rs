@@ -4,7 +4,10 @@
 //! wait for its commit and then re-check the guard on the row it left: a
 //! lost race changes nothing.
 
+use std::collections::HashSet;
+
 use deadpool_postgres::{GenericClient, Transaction};
+use futures_util::future::try_join_all;
 use mcp_tasks_core::{TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{Guard, GuardedUpdate, NewDeadLetter, Update, UpdateOutcome};
 use tokio_postgres::types::ToSql;
@@ -84,20 +87,60 @@ pub(crate) struct UpdateJob {
 }
 
 /// Applies each job's updates in order, in `tx`: the outcomes of each job.
+///
+/// Every update's statement is sent at once: tokio-postgres pipelines the
+/// requests polled together on one connection and PostgreSQL runs them in
+/// the order sent, so a batch costs a round trip, not one per update. What
+/// needs a changed row (a dead letter) or a miss (a lost race, or no row)
+/// follows, in order, in the same transaction.
 pub(crate) async fn apply_jobs(tx: &Transaction<'_>, jobs: &[UpdateJob]) -> Result<Vec<Vec<UpdateOutcome>>, Failure> {
-    let mut outcomes = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let mut of_job = Vec::with_capacity(job.updates.len());
-        for update in &job.updates {
-            of_job.push(apply_one(tx, update, job.read_back).await?);
-        }
-        outcomes.push(of_job);
+    let updates: Vec<(&GuardedUpdate, bool)> =
+        jobs.iter().flat_map(|job| job.updates.iter().map(move |u| (u, job.read_back))).collect();
+    let statements: Vec<(String, Params)> = updates.iter().map(|(u, read_back)| statement(u, *read_back)).collect();
+    let prepared = try_join_all(statements.iter().map(|(sql, _)| tx.prepare_cached(sql))).await?;
+    let answers = try_join_all(statements.iter().zip(&prepared).map(|((_, params), stmt)| async move {
+        let refs = params.refs();
+        tx.query_opt(stmt, &refs).await
+    }))
+    .await?;
+
+    let mut outcomes = Vec::with_capacity(updates.len());
+    let mut misses = Vec::new();
+    for (i, ((update, read_back), row)) in updates.iter().zip(answers).enumerate() {
+        outcomes.push(match (&update.update, row) {
+            (_, None) => {
+                misses.push((i, update.guard.id.as_str()));
+                UpdateOutcome::NotFound
+            }
+            (Update::Delete, Some(_)) => UpdateOutcome::Applied(None),
+            (Update::Change(change), Some(row)) => match &change.dead_letter {
+                Some(letter) => {
+                    let record = task_from_row(&row)?;
+                    insert_dead_letter(tx, &record, letter).await?;
+                    UpdateOutcome::Applied(read_back.then_some(record))
+                }
+                None if *read_back => UpdateOutcome::Applied(Some(task_from_row(&row)?)),
+                None => UpdateOutcome::Applied(None),
+            },
+        });
     }
-    Ok(outcomes)
+    if !misses.is_empty() {
+        // A guard that did not match a row that is there lost a race.
+        let ids: Vec<&str> = misses.iter().map(|(_, id)| *id).collect();
+        let stmt = tx.prepare_cached("SELECT id FROM tasks WHERE id = ANY($1::text[])").await?;
+        let present: HashSet<String> = tx.query(&stmt, &[&ids]).await?.iter().map(|r| r.get(0)).collect();
+        for (i, id) in misses {
+            if present.contains(id) {
+                outcomes[i] = UpdateOutcome::Lost;
+            }
+        }
+    }
+    let mut outcomes = outcomes.into_iter();
+    Ok(jobs.iter().map(|job| outcomes.by_ref().take(job.updates.len()).collect()).collect())
 }
 
 /// The statement of one guarded update and its parameters: a `DELETE` of
-/// a terminal row, or an `UPDATE` of a live one that answers the changed
+/// a terminal row (answering its id), or an `UPDATE` of a live one that answers the changed
 /// row (all of [`TASK_COLUMNS`] if `read_back`, else its id) and, when the
 /// change ends an attempt, inserts the attempt-history row in the same
 /// statement (one round trip: the insert reads the row the update changed,
@@ -106,7 +149,7 @@ pub(crate) fn statement(update: &GuardedUpdate, read_back: bool) -> (String, Par
     let GuardedUpdate { guard, update } = update;
     let mut params = Params::default();
     let Update::Change(change) = update else {
-        let sql = format!("DELETE FROM tasks{} AND {TERMINAL}", guard_sql(guard, &mut params));
+        let sql = format!("DELETE FROM tasks{} AND {TERMINAL} RETURNING id", guard_sql(guard, &mut params));
         return (sql, params);
     };
     let mut sets = Vec::new();
@@ -188,33 +231,6 @@ pub(crate) fn statement(update: &GuardedUpdate, read_back: bool) -> (String, Par
         values.join(", ")
     );
     (sql, params)
-}
-
-/// Applies one guarded update in `tx`.
-async fn apply_one(tx: &Transaction<'_>, update: &GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, Failure> {
-    let (sql, params) = statement(update, read_back);
-    let stmt = tx.prepare_cached(&sql).await?;
-    let applied = match &update.update {
-        Update::Delete => (tx.execute(&stmt, &params.refs()).await? == 1).then_some(UpdateOutcome::Applied(None)),
-        Update::Change(change) => match tx.query_opt(&stmt, &params.refs()).await? {
-            Some(row) => match &change.dead_letter {
-                Some(letter) => {
-                    let record = task_from_row(&row)?;
-                    insert_dead_letter(tx, &record, letter).await?;
-                    Some(UpdateOutcome::Applied(read_back.then_some(record)))
-                }
-                None if read_back => Some(UpdateOutcome::Applied(Some(task_from_row(&row)?))),
-                None => Some(UpdateOutcome::Applied(None)),
-            },
-            None => None,
-        },
-    };
-    if let Some(applied) = applied {
-        return Ok(applied);
-    }
-    let stmt = tx.prepare_cached("SELECT 1 FROM tasks WHERE id = $1").await?;
-    let exists = tx.query_opt(&stmt, &[&update.guard.id.as_str()]).await?.is_some();
-    Ok(if exists { UpdateOutcome::Lost } else { UpdateOutcome::NotFound })
 }
 
 /// Writes the dead letter of `record`, replacing an older one of the same
