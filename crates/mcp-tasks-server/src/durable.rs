@@ -395,7 +395,7 @@ impl DurableTasks {
         request: CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone());
+        let call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone())?;
         self.answer_call(call).await
     }
 
@@ -412,7 +412,7 @@ impl DurableTasks {
         principal: Option<String>,
     ) -> Result<CallToolResponse, McpError> {
         let runtime = self.0.runtime.clone();
-        let call = InlineCall::from_parts(name, arguments, meta, capabilities, principal, runtime, self.0.stop.clone());
+        let call = InlineCall::from_parts(name, arguments, meta, capabilities, principal, runtime, self.0.stop.clone())?;
         self.answer_call(call).instrument(meta_request_span("tools/call", meta)).await
     }
 
@@ -454,7 +454,7 @@ impl DurableTasks {
         cx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let request = CallToolRequestParams::new(tool.to_owned());
-        let call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone());
+        let call = InlineCall::from_request(request, cx, self.0.runtime.clone(), self.0.stop.clone())?;
         call.start_task(tool, arguments).await
     }
 

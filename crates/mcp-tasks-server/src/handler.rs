@@ -72,7 +72,7 @@ impl ServerHandler for TaskHandler {
             ));
         };
         let tasks = &self.0.tasks;
-        let call = InlineCall::from_request(request, &cx, tasks.runtime().clone(), tasks.stop_token().clone());
+        let call = InlineCall::from_request(request, &cx, tasks.runtime().clone(), tasks.stop_token().clone())?;
         // A task it starts is checked again by the runtime, against the task tool's schema.
         let violations = schema.violations(&Value::Object(call.arguments.clone()));
         if !violations.is_empty() {

@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::request_principal;
 use crate::errors::{tasks_required, to_mcp};
+use crate::idempotency_key::idempotency_key;
 use crate::wire;
-use crate::wire::IDEMPOTENCY_KEY_META_KEY;
 
 /// A tool that answers within the request.
 #[async_trait]
@@ -59,13 +59,14 @@ pub struct InlineCall {
 
 impl InlineCall {
     /// One `tools/call` as it arrived: its arguments, MRTR state, the
-    /// caller's capabilities, principal and idempotency key.
+    /// caller's capabilities, principal and idempotency key; `-32602` for
+    /// an idempotency key no store would keep alike.
     pub(crate) fn from_request(
         request: CallToolRequestParams,
         cx: &RequestContext<RoleServer>,
         runtime: Runtime,
         server_stop: CancellationToken,
-    ) -> Self {
+    ) -> Result<Self, McpError> {
         let mut call = InlineCall::from_parts(
             request.name.to_string(),
             request.arguments.unwrap_or_default(),
@@ -74,16 +75,17 @@ impl InlineCall {
             request_principal(cx),
             runtime,
             server_stop,
-        );
+        )?;
         call.input_responses = request.input_responses;
         call.request_state = request.request_state;
         call.cancelled = cx.ct.clone();
-        call
+        Ok(call)
     }
 
     /// A `tools/call` without MRTR state from its parts: the tool's name and
     /// arguments, the request's `_meta` (idempotency key, `traceparent`), the
     /// caller's capabilities and principal. Nothing cancels it but the server's stop.
+    /// `-32602` for an idempotency key no store would keep alike.
     pub(crate) fn from_parts(
         name: String,
         arguments: JsonObject,
@@ -92,21 +94,21 @@ impl InlineCall {
         principal: Option<String>,
         runtime: Runtime,
         server_stop: CancellationToken,
-    ) -> Self {
-        InlineCall {
+    ) -> Result<Self, McpError> {
+        Ok(InlineCall {
             name,
             arguments,
             input_responses: None,
             request_state: None,
             client_capabilities,
             principal,
-            idempotency_key: meta.get(IDEMPOTENCY_KEY_META_KEY).and_then(Value::as_str).map(str::to_owned),
+            idempotency_key: idempotency_key(meta)?,
             trace_parent: crate::request_trace::meta_traceparent(meta)
                 .and_then(mcp_tasks_runtime::trace_context::valid_traceparent),
             runtime,
             cancelled: CancellationToken::new(),
             server_stop,
-        }
+        })
     }
 
     /// Whether the client declared the tasks extension on this request.

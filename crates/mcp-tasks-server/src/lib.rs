@@ -83,6 +83,7 @@ pub mod fd_limit;
 pub mod guard;
 mod handler;
 pub mod health;
+mod idempotency_key;
 pub mod inline;
 pub mod input_capabilities;
 pub mod limits;
@@ -105,6 +106,7 @@ pub use durable::{DurableTasks, DurableTasksBuilder};
 pub use durable_handler::Durable;
 pub use elicit::{Elicit, Elicited};
 pub use errors::QUOTA_EXCEEDED;
+pub use idempotency_key::MAX_IDEMPOTENCY_KEY_BYTES;
 pub use inline::{InlineCall, InlineTool};
 pub use limits::ConnectionLimits;
 /// The request check the guard runs (in `mcp-tasks-wire`, so it can be fuzzed without a server).

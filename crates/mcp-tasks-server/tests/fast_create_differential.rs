@@ -318,8 +318,15 @@ async fn the_fast_path_creates_as_rmcp_does() {
         let r = compare(f, s, odd, false).await;
         assert!(r["error"]["code"] == -32600 || r["error"]["code"] == -32602, "{r}");
     }
-    // A non-string key is ignored by both paths alike (taken here: same code).
-    compare(f, s, unusual().meta(IDEMPOTENCY_KEY_META_KEY, json!(17)), true).await;
+    // A key no store would keep alike (not a string, a NUL byte, too long)
+    // is refused by both paths alike, naming the key; nothing is stored.
+    let before = f.rows().await.len();
+    for key in [json!(17), json!("bad\u{0}key"), json!("k".repeat(256))] {
+        let r = compare(f, s, unusual().meta(IDEMPOTENCY_KEY_META_KEY, key), true).await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"].as_str().unwrap().contains(IDEMPOTENCY_KEY_META_KEY), "{r}");
+    }
+    assert_eq!(f.rows().await.len(), before, "a refused key creates nothing");
 
     // Every creation either path made matches, task for task.
     let rows = fast.rows().await;
