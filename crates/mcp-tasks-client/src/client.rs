@@ -165,17 +165,6 @@ fn is_http_url(url: &str) -> bool {
     rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/'))
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn error_data(error: JsonObject) -> ErrorData {
     let raw = Value::Object(error);
     serde_json::from_value(raw.clone()).unwrap_or_else(|_| ErrorData {
@@ -356,7 +345,7 @@ impl TasksClient {
         let args = match &arguments {
             Value::Object(m) => m.clone(),
             Value::Null => JsonObject::new(),
-            other => return Err(ClientError::ArgumentsNotAnObject { got: json_type(other) }),
+            other => return Err(ClientError::ArgumentsNotAnObject { got: mcp_tasks_wire::json_kind(other) }),
         };
         let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
         let mut meta = RequestMetaObject::default();

@@ -34,24 +34,12 @@ pub(crate) fn idempotency_key(meta: &RequestMetaObject) -> Result<Option<String>
             }
             None => return Ok(Some(key.clone())),
         },
-        other => format!("is {}, not a string", kind(other)),
+        other => format!("is {}, not a string", mcp_tasks_wire::json_kind(other)),
     };
     Err(McpError::invalid_params(
         format!("the idempotency key in _meta[\"{IDEMPOTENCY_KEY_META_KEY}\"] {problem}"),
         Some(json!({"metaKey": IDEMPOTENCY_KEY_META_KEY})),
     ))
-}
-
-/// A JSON value's kind, as a message names it.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

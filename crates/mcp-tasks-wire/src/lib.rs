@@ -42,6 +42,19 @@ pub const ORPHAN_WINDOW_META_KEY: &str = "dev.mcp-tasks/orphanWindowMs";
 /// lists the tools for which this holds.
 pub const IDEMPOTENCY_KEY_META_KEY: &str = "dev.mcp-tasks/idempotencyKey";
 
+/// The JSON type of `value`, in words, as an error message names what it
+/// got ("a number", "null").
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Declares, in `capabilities.experimental`, that calls of `tools` honour
 /// [`IDEMPOTENCY_KEY_META_KEY`] (`{"tools": [...]}`): a vendor capability,
 /// so the `tasks` extension's own settings stay as the specification writes
