@@ -140,11 +140,11 @@ pub(crate) async fn apply_jobs(tx: &Transaction<'_>, jobs: &[UpdateJob]) -> Resu
 }
 
 /// The statement of one guarded update and its parameters: a `DELETE` of
-/// a terminal row (answering its id), or an `UPDATE` of a live one that answers the changed
-/// row (all of [`TASK_COLUMNS`] if `read_back`, else its id) and, when the
-/// change ends an attempt, inserts the attempt-history row in the same
-/// statement (one round trip: the insert reads the row the update changed,
-/// so a lost race inserts nothing).
+/// a terminal row (answering its id), or an `UPDATE` of a live one that
+/// answers the changed row (all of [`TASK_COLUMNS`] if `read_back`, else
+/// its id) and, when the change ends an attempt, inserts the
+/// attempt-history row in the same statement (the insert reads the row the
+/// update changed, so a lost race inserts nothing).
 pub(crate) fn statement(update: &GuardedUpdate, read_back: bool) -> (String, Params) {
     let GuardedUpdate { guard, update } = update;
     let mut params = Params::default();

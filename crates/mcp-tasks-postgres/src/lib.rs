@@ -3,7 +3,9 @@
 //!
 //! - Durable: `create` returns only after its row is committed
 //!   (`synchronous_commit` stays on); concurrent creations share one
-//!   transaction and one commit.
+//!   transaction and one commit, and so do concurrent guarded updates
+//!   (pipelined on their connection); a value PostgreSQL refuses fails only
+//!   the call that carried it.
 //! - Safe under concurrency: claims use `FOR UPDATE SKIP LOCKED`, and every
 //!   change is a guarded compare-and-set in one `UPDATE`.
 //! - Cheap maintenance: one partial index per sweep and per claim, so each
@@ -14,7 +16,8 @@
 //!   modified; versioned migrations run at open.
 //!
 //! SQL lives with its operation: `create.rs`, `claim.rs`, `apply.rs`,
-//! `polls.rs`, `reads.rs`, `dead_letters.rs`; the schema in `schema.rs`.
+//! `polls.rs`, `reads.rs`, `dead_letters.rs`; the schema in `schema.rs`;
+//! the shared writer of creations and of updates in `group_commit.rs`.
 //!
 //! The `testing` feature adds `testing::TestDatabase`, a throw-away schema
 //! per test, and `testing::CutProxy`, a proxy a test cuts to take the

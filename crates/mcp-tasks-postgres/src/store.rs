@@ -60,7 +60,7 @@ impl PostgresStore {
     /// password), and with [`StoreError::NotOurs`] for a schema holding
     /// another application's tables or an mcp-tasks schema newer than this
     /// build; neither is modified. Must run inside a tokio runtime (the
-    /// creation batcher is spawned on it).
+    /// group commits' writer tasks are spawned on it).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         Self::open_with(url, PostgresOptions::default()).await
     }
