@@ -1,5 +1,5 @@
-//! Durable creations per second on PostgreSQL through the group-commit
-//! batcher, without and with a per-principal quota (which locks the
+//! Durable creations per second on PostgreSQL through the creations'
+//! group commit, without and with a per-principal quota (which locks the
 //! principals' usage rows in each batch), with the NOTIFY triggers the
 //! schema always has.
 //!

@@ -106,7 +106,7 @@ async fn serve_on_postgres_completes_a_task_and_leaves_live_leases_alone() {
     );
     assert!(!dir.path().join("unused.db").exists(), "--database-url replaces --db");
 
-    // /metrics: PostgreSQL's group commits (the creation batcher's) and the
+    // /metrics: PostgreSQL's group commits (creations' and updates') and the
     // tasks by status and tool, the other instance's included.
     let (status, body) = crate::serve_metrics_cli::http_get(&addr.to_string(), "/metrics");
     assert!(status.contains(" 200 "), "{status}\n{body}");

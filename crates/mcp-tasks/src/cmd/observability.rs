@@ -41,8 +41,8 @@ pub(crate) struct ObservabilityArgs {
 impl ObservabilityArgs {
     /// Applies the flags to the server being built; `sqlite` or `postgres`,
     /// whichever the store is, reports its group commits at each scrape
-    /// (PostgreSQL's: the creation batcher's commits and the creations they
-    /// carried).
+    /// (PostgreSQL's: the commits of its creation and update group commits
+    /// and the writes they carried).
     pub(crate) fn apply(
         &self,
         builder: TaskServerBuilder,
