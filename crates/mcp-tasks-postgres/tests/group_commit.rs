@@ -84,7 +84,6 @@ async fn until_the_writer_waits_on_a_lock(observer: &tokio_postgres::Client) {
         if waiting > 0 {
             return;
         }
-        tokio::task::yield_now().await;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     panic!("the writer never waited on the lock the test holds");

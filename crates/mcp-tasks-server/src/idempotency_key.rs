@@ -28,10 +28,8 @@ pub(crate) fn idempotency_key(meta: &RequestMetaObject) -> Result<Option<String>
         Value::String(key) if key.len() > MAX_IDEMPOTENCY_KEY_BYTES => {
             format!("is {} bytes long; at most {MAX_IDEMPOTENCY_KEY_BYTES} are allowed", key.len())
         }
-        Value::String(key) => match key.chars().position(char::is_control) {
-            Some(at) => {
-                format!("holds a control character (U+{:04X}) at character {at}", key.chars().nth(at).map_or(0, u32::from))
-            }
+        Value::String(key) => match key.chars().enumerate().find(|(_, c)| c.is_control()) {
+            Some((at, c)) => format!("holds a control character (U+{:04X}) at character {at}", u32::from(c)),
             None => return Ok(Some(key.clone())),
         },
         other => format!("is {}, not a string", mcp_tasks_wire::json_kind(other)),
