@@ -29,6 +29,8 @@ mod row;
 mod schema;
 mod serve_lock;
 mod store;
+#[cfg(test)]
+mod sub_journal;
 mod update_sql;
 mod writer;
 mod writes;

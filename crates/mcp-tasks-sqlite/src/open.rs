@@ -48,12 +48,24 @@ pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connect
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(open_error(path, format!("cannot switch to WAL journaling (got {mode:?})")));
     }
-    for (pragma, value) in [("synchronous", "FULL"), ("foreign_keys", "ON")] {
+    for (pragma, value) in [("synchronous", "FULL"), ("foreign_keys", "ON"), ("temp_store", WRITER_TEMP_STORE)] {
         conn.pragma_update(None, pragma, value).map_err(|e| open_error(path, format!("PRAGMA {pragma}: {e}")))?;
     }
     migrate(&conn, path, version)?;
     Ok(conn)
 }
+
+/// Where the writer keeps its temporary files, the sub-journal above all
+/// (`PRAGMA temp_store`). Every savepoint and every statement with a
+/// trigger copies each page it first touches into the sub-journal; a group
+/// commit's run of jobs under one savepoint passes SQLite's 64 KiB spill
+/// threshold within a few jobs, and on a file that meant two `pwrite`s per
+/// page into a temporary file: 34 system calls a trivial task, more kernel
+/// time in the writer thread than user time (strace and per-thread CPU,
+/// BENCHMARKS.md, 2026-12-07). In memory it is a copy. A savepoint's
+/// sub-journal only ever holds the pages one batch touched (at most
+/// `MAX_BATCH` jobs), so the memory is small and freed at each commit.
+pub(crate) const WRITER_TEMP_STORE: &str = "MEMORY";
 
 /// Bytes of the database file a read connection maps into memory (`PRAGMA
 /// mmap_size`). Mapped, a page is read where the operating system caches
