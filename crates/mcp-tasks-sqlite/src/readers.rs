@@ -31,6 +31,7 @@ pub(crate) struct Readers {
     permits: Arc<Semaphore>,
     idle: Mutex<Vec<Connection>>,
     opened: AtomicUsize,
+    inline_reads: AtomicUsize,
 }
 
 impl Readers {
@@ -43,6 +44,7 @@ impl Readers {
             permits: Arc::new(Semaphore::new(bound.max(1))),
             idle: Mutex::new(Vec::new()),
             opened: AtomicUsize::new(0),
+            inline_reads: AtomicUsize::new(0),
         })
     }
 
@@ -66,6 +68,45 @@ impl Readers {
 
     fn give_back(&self, conn: Connection) {
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+    }
+
+    /// Runs a point read `op` (one row by primary key) on the calling
+    /// thread when a connection is idle, else as [`Readers::read`] does.
+    ///
+    /// Handing a read to the blocking pool costs two thread wake-ups, more
+    /// than a primary-key lookup in a mapped file: answered here, `tasks/get`
+    /// went from 0.82–0.88× to 1.09–1.10× the in-memory peer (BENCHMARKS.md,
+    /// 2026-12-07). The caller's thread must never sleep, so the inline
+    /// attempt gives SQLite no busy timeout: a read that meets a lock (or
+    /// fails for any reason) runs again on the pool with the full timeout,
+    /// which a read, changing nothing, may. What it cannot avoid is a page
+    /// fault on a page of the file no longer cached: that blocks the thread
+    /// for one disk read.
+    pub(crate) async fn read_point<T, F>(self: &Arc<Self>, op: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        if let Ok(permit) = self.permits.try_acquire() {
+            let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            if let Some(conn) = idle {
+                let inline = conn.busy_timeout(Duration::ZERO).map_err(crate::row::unavailable).and_then(|()| op(&conn));
+                let restored = conn.busy_timeout(self.busy_timeout);
+                self.give_back(conn);
+                drop(permit);
+                if let (Ok(value), Ok(())) = (inline, restored) {
+                    self.inline_reads.fetch_add(1, Ordering::Relaxed);
+                    return Ok(value);
+                }
+            }
+        }
+        self.read(op).await
+    }
+
+    /// Point reads answered on the caller's thread so far.
+    #[cfg(test)]
+    pub(crate) fn inline_reads(&self) -> usize {
+        self.inline_reads.load(Ordering::Relaxed)
     }
 
     /// Runs `op` on a read connection on tokio's blocking pool, waiting
@@ -148,5 +189,61 @@ mod tests {
         }
         assert_eq!(third.await.unwrap().unwrap(), 7);
         assert_eq!(pool.opened(), 2, "the waiting read reused a connection");
+    }
+
+    fn count(conn: &Connection) -> Result<i64, StoreError> {
+        conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).map_err(crate::row::unavailable)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_point_read_runs_on_the_callers_thread_once_a_connection_is_idle() {
+        let (_dir, path) = database();
+        let pool = Readers::new(path, Duration::from_secs(1), 2);
+        assert_eq!(pool.read_point(count).await.unwrap(), 0, "no connection idle yet: the pool opens one");
+        assert_eq!(pool.inline_reads(), 0);
+        let caller = std::thread::current().id();
+        let thread = pool.read_point(|conn| count(conn).map(|_| std::thread::current().id())).await.unwrap();
+        assert_eq!(thread, caller, "answered where it was asked");
+        assert_eq!((pool.inline_reads(), pool.opened()), (1, 1));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_point_read_never_waits_for_a_lock_on_the_callers_thread_and_retries_on_the_pool() {
+        let (_dir, path) = database();
+        let pool = Readers::new(path, Duration::from_secs(10), 2);
+        pool.read(count).await.unwrap(); // one idle connection
+        let caller = std::thread::current().id();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&calls);
+        let answer = pool
+            .read_point(move |conn| {
+                let timeout: i64 = conn.pragma_query_value(None, "busy_timeout", |r| r.get(0)).unwrap();
+                let inline = std::thread::current().id() == caller;
+                seen.lock().unwrap().push((inline, timeout));
+                // As a read meeting a lock fails without a busy timeout.
+                if inline { Err(StoreError::Unavailable("database is locked".into())) } else { count(conn) }
+            })
+            .await;
+        assert_eq!(answer.unwrap(), 0, "answered by the pool");
+        let calls = calls.lock().unwrap().clone();
+        assert_eq!(calls, vec![(true, 0), (false, 10_000)], "(on the caller's thread, busy timeout in ms) of each run");
+        assert_eq!((pool.inline_reads(), pool.opened()), (0, 1), "one connection, its timeout restored");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_point_read_that_fails_inline_and_on_the_pool_reports_the_error() {
+        let (_dir, path) = database();
+        let pool = Readers::new(path, Duration::from_secs(1), 2);
+        pool.read(count).await.unwrap();
+        let err = pool
+            .read_point(|conn| {
+                conn.query_row("SELECT x FROM missing", [], |r| r.get::<_, i64>(0)).map_err(crate::row::unavailable)
+            })
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("no such table: missing"), "{err}");
+        // The failed inline attempt gave its connection back.
+        assert_eq!(pool.read_point(count).await.unwrap(), 0);
+        assert_eq!((pool.inline_reads(), pool.opened()), (1, 1));
     }
 }

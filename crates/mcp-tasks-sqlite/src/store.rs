@@ -126,13 +126,13 @@ impl TaskStore for SqliteStore {
 
     async fn get(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
         let id = id.clone();
-        self.readers.read(move |conn| reads::get(conn, &id)).await
+        self.readers.read_point(move |conn| reads::get(conn, &id)).await
     }
 
     async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         let id = id.clone();
         let principal = principal.map(str::to_owned);
-        self.readers.read(move |conn| reads::get_visible(conn, &id, principal.as_deref())).await
+        self.readers.read_point(move |conn| reads::get_visible(conn, &id, principal.as_deref())).await
     }
 
     async fn health(&self) -> Result<(), StoreError> {
