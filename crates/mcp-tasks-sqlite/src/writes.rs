@@ -65,11 +65,12 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
            max_attempts, created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
            input_responses, idempotency_key, fingerprint, traceparent, lease_owner, lease_expires_at) \
          VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11, ?12, ?13, ?14)";
+    let arguments = to_json(&new.arguments);
     let mut stmt = conn.prepare_cached(INSERT).map_err(unavailable)?;
     let inserted = stmt.execute(params![
         new.id.as_str(),
         new.tool,
-        to_json(&new.arguments),
+        arguments,
         new.principal,
         new.status_message,
         new.max_attempts,
@@ -85,11 +86,30 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
     match inserted {
         // The row holds exactly what `into_record` builds: answering with it
         // spares reading the row back and decoding its JSON again.
-        Ok(1) => Ok(Created { record: new.into_record(fingerprint), created: true }),
+        Ok(1) => {
+            count_created(conn, &new.tool, new.principal.as_deref(), arguments.len())?;
+            Ok(Created { record: new.into_record(fingerprint), created: true })
+        }
         Ok(n) => Err(StoreError::Unavailable(format!("insert of task {} wrote {n} rows", new.id))),
         Err(e) if is_primary_key_error(&e) => Err(StoreError::DuplicateId(new.id)),
         Err(e) => Err(unavailable(e)),
     }
+}
+
+/// Counts a created task where the tables of counts expect it: one more
+/// `working` task of `tool`, and one more task and its argument bytes for
+/// its principal (`''` for none). Statements of their own, not triggers on
+/// the insert: a statement that fires a trigger copies every page it
+/// touches into the sub-journal (schema version 8).
+fn count_created(conn: &Connection, tool: &str, principal: Option<&str>, argument_bytes: usize) -> Result<(), StoreError> {
+    const COUNT: &str = "INSERT INTO task_counts (tool, status, tasks) VALUES (?1, 'working', 1) \
+         ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + 1";
+    const USAGE: &str = "INSERT INTO principal_usage (principal, tasks, argument_bytes) VALUES (?1, 1, ?2) \
+         ON CONFLICT (principal) DO UPDATE SET tasks = tasks + 1, argument_bytes = argument_bytes + excluded.argument_bytes";
+    let run = |sql: &str, values: &[&dyn rusqlite::ToSql]| conn.prepare_cached(sql).and_then(|mut s| s.execute(values));
+    run(COUNT, &[&tool]).map_err(unavailable)?;
+    run(USAGE, &[&principal.unwrap_or_default(), &(argument_bytes as i64)]).map_err(unavailable)?;
+    Ok(())
 }
 
 fn is_primary_key_error(e: &rusqlite::Error) -> bool {

@@ -9,6 +9,7 @@ mod deleted_file;
 mod differential;
 mod expiry_index_migration;
 mod group_commit;
+mod insert_triggers_migration;
 mod locked_writer;
 mod open_errors;
 mod quota_migration;
