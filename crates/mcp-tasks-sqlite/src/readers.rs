@@ -75,8 +75,8 @@ impl Readers {
     ///
     /// Handing a read to the blocking pool costs two thread wake-ups, more
     /// than a primary-key lookup in a mapped file: answered here, `tasks/get`
-    /// went from 0.82–0.88× to 1.09–1.10× the in-memory peer (BENCHMARKS.md,
-    /// 2026-12-07). The caller's thread must never sleep, so the inline
+    /// at 32 clients went from 0.89× to 1.09–1.14× the in-memory peer
+    /// (BENCHMARKS.md, 2026-12-07). The caller's thread must never sleep, so the inline
     /// attempt gives SQLite no busy timeout: a read that meets a lock (or
     /// fails for any reason) runs again on the pool with the full timeout,
     /// which a read, changing nothing, may. What it cannot avoid is a page
