@@ -65,7 +65,7 @@ pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connect
 /// BENCHMARKS.md, 2026-12-07). In memory it is a copy. A savepoint's
 /// sub-journal only ever holds the pages one batch touched (at most
 /// `MAX_BATCH` jobs), so the memory is small and freed at each commit.
-pub(crate) const WRITER_TEMP_STORE: &str = "MEMORY";
+const WRITER_TEMP_STORE: &str = "MEMORY";
 
 /// Bytes of the database file a read connection maps into memory (`PRAGMA
 /// mmap_size`). Mapped, a page is read where the operating system caches
