@@ -2,6 +2,8 @@
 //! it reads from their answers: a `tools/call` of `counted_job` that becomes
 //! a task, and a `tasks/get`.
 
+use std::sync::LazyLock;
+
 use serde::Deserialize;
 use serde_json::json;
 
@@ -32,18 +34,26 @@ fn meta() -> serde_json::Value {
     })
 }
 
+/// [`meta`] as JSON text, rendered once: the generator shares the cores
+/// with the server it measures, so each request is a `format!` of fixed
+/// text, not a JSON tree built and serialized again.
+static META_JSON: LazyLock<String> = LazyLock::new(|| meta().to_string());
+
 /// `tools/call counted_job {ms}`: a task whose tool works `ms` milliseconds.
 pub(crate) fn create_task(id: u64, ms: u64) -> McpRequest {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                      "params": {"name": TOOL, "arguments": {"ms": ms}, "_meta": meta()}});
-    McpRequest { method: "tools/call", name: TOOL.to_owned(), body: Body::from(body.to_string()) }
+    let meta = &*META_JSON;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"ms":{ms}}},"_meta":{meta}}}}}"#
+    );
+    McpRequest { method: "tools/call", name: TOOL.to_owned(), body: Body::from(body) }
 }
 
 /// `tasks/get {taskId}`.
 pub(crate) fn get_task(id: u64, task_id: &str) -> McpRequest {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get",
-                      "params": {"taskId": task_id, "_meta": meta()}});
-    McpRequest { method: "tasks/get", name: task_id.to_owned(), body: Body::from(body.to_string()) }
+    let (meta, quoted) = (&*META_JSON, serde_json::Value::from(task_id));
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":{quoted},"_meta":{meta}}}}}"#);
+    McpRequest { method: "tasks/get", name: task_id.to_owned(), body: Body::from(body) }
 }
 
 /// The fields of an answer the benchmark reads (either request's).
@@ -107,6 +117,23 @@ mod tests {
         let error = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown task"}}"#;
         assert_eq!(Answer::parse(error), Err("JSON-RPC error -32602: unknown task".into()));
         assert!(Answer::parse(b"<html>").unwrap_err().contains("not a JSON-RPC answer"));
+    }
+
+    /// The body as text is the JSON tree it stands for.
+    async fn body_json(request: &McpRequest) -> serde_json::Value {
+        use http_body_util::BodyExt;
+        let bytes = request.body.clone().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).expect("a request body is JSON")
+    }
+
+    #[tokio::test]
+    async fn bodies_rendered_from_text_are_the_requests_the_protocol_spells() {
+        let create = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                            "params": {"name": TOOL, "arguments": {"ms": 250}, "_meta": meta()}});
+        assert_eq!(body_json(&create_task(7, 250)).await, create);
+        let get = json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/get",
+                         "params": {"taskId": "a\"b", "_meta": meta()}});
+        assert_eq!(body_json(&get_task(8, "a\"b")).await, get, "a task id is quoted as a JSON string");
     }
 
     #[test]
