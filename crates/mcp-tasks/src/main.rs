@@ -9,6 +9,13 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 
+/// mimalloc rather than glibc's malloc: allocation and freeing were a fifth
+/// of a trivial task's instructions end to end (BENCHMARKS.md). The peer
+/// binary `rmcp-task-peer` uses the same, so the benchmark's ratios compare
+/// the servers, not their allocators.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Durable, policy-governed tasks for Model Context Protocol servers.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-tasks", version, about, long_about = None)]

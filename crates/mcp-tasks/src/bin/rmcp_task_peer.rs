@@ -32,6 +32,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 
+/// The allocator `mcp-tasks` runs with, so a ratio between the two compares
+/// the servers, not their allocators.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The in-memory peer of `mcp-tasks bench`: rmcp's `TaskManager` over HTTP.
 #[derive(Debug, Parser)]
 #[command(name = "rmcp-task-peer", version, about, long_about = None)]
