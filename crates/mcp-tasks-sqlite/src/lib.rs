@@ -11,6 +11,7 @@
 //!   with [`StoreError::NotOurs`](mcp_tasks_store::StoreError::NotOurs), never
 //!   modified.
 
+mod counts;
 mod file_watch;
 mod open;
 mod options;

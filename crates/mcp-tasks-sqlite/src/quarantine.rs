@@ -19,10 +19,11 @@
 //! run oldest expiry first, a batch at a time), and enough such rows would
 //! keep every readable expired task from ever being deleted.
 
-use mcp_tasks_core::{TaskError, TaskId, TaskRecord, Timestamp};
+use mcp_tasks_core::{TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::StoreError;
 use rusqlite::{Connection, Rows, params};
 
+use crate::counts;
 use crate::row::{task_from_row, to_json, unavailable};
 use crate::schema::{LIVE, TERMINAL};
 
@@ -61,6 +62,7 @@ pub(crate) fn unreadable_error(reason: &str) -> TaskError {
 /// logs it either way. Returns whether it was failed.
 pub(crate) fn quarantine(conn: &Connection, row: &Unreadable, now: Timestamp) -> Result<bool, StoreError> {
     let error = unreadable_error(&row.reason);
+    let counted = counts::counted_as(conn, &row.id)?;
     let failed = conn
         .prepare_cached(&format!(
             "UPDATE tasks SET status = 'failed', status_message = ?2, error = ?3, terminal_at = ?4, \
@@ -71,6 +73,9 @@ pub(crate) fn quarantine(conn: &Connection, row: &Unreadable, now: Timestamp) ->
         .and_then(|mut s| s.execute(params![row.id.as_str(), "unreadable stored task", to_json(&error), now.as_millis()]))
         .map_err(unavailable)?
         == 1;
+    if failed && let Some(before) = &counted {
+        counts::count_status_change(conn, before, TaskStatus::Failed.as_str())?;
+    }
     if failed {
         tracing::error!(task = %row.id, reason = %row.reason, "stored task is unreadable; failed it so the other tasks can run");
     } else {

@@ -187,7 +187,7 @@ pub(crate) fn count_by_status(conn: &Connection) -> Result<BTreeMap<TaskStatus, 
     Ok(counts)
 }
 
-/// Tasks per (status, tool): the trigger-kept `task_counts`, one row per pair.
+/// Tasks per (status, tool): `task_counts`, kept by the writer (`counts.rs`), one row per pair.
 pub(crate) const COUNT_BY_STATUS_AND_TOOL_SQL: &str = "SELECT status, tool, tasks FROM task_counts WHERE tasks > 0";
 
 /// Tasks per (status, tool) pair present.

@@ -9,6 +9,7 @@ use mcp_tasks_store::{
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
 
+use crate::counts;
 use crate::quarantine::{decode_rows, quarantine_all};
 use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
 use crate::update_sql::{Action, Bindings, GuardTerm, SetColumn};
@@ -87,29 +88,13 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
         // The row holds exactly what `into_record` builds: answering with it
         // spares reading the row back and decoding its JSON again.
         Ok(1) => {
-            count_created(conn, &new.tool, new.principal.as_deref(), arguments.len())?;
+            counts::count_created(conn, &new.tool, new.principal.as_deref(), arguments.len())?;
             Ok(Created { record: new.into_record(fingerprint), created: true })
         }
         Ok(n) => Err(StoreError::Unavailable(format!("insert of task {} wrote {n} rows", new.id))),
         Err(e) if is_primary_key_error(&e) => Err(StoreError::DuplicateId(new.id)),
         Err(e) => Err(unavailable(e)),
     }
-}
-
-/// Counts a created task where the tables of counts expect it: one more
-/// `working` task of `tool`, and one more task and its argument bytes for
-/// its principal (`''` for none). Statements of their own, not triggers on
-/// the insert: a statement that fires a trigger copies every page it
-/// touches into the sub-journal (schema version 8).
-fn count_created(conn: &Connection, tool: &str, principal: Option<&str>, argument_bytes: usize) -> Result<(), StoreError> {
-    const COUNT: &str = "INSERT INTO task_counts (tool, status, tasks) VALUES (?1, 'working', 1) \
-         ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + 1";
-    const USAGE: &str = "INSERT INTO principal_usage (principal, tasks, argument_bytes) VALUES (?1, 1, ?2) \
-         ON CONFLICT (principal) DO UPDATE SET tasks = tasks + 1, argument_bytes = argument_bytes + excluded.argument_bytes";
-    let run = |sql: &str, values: &[&dyn rusqlite::ToSql]| conn.prepare_cached(sql).and_then(|mut s| s.execute(values));
-    run(COUNT, &[&tool]).map_err(unavailable)?;
-    run(USAGE, &[&principal.unwrap_or_default(), &(argument_bytes as i64)]).map_err(unavailable)?;
-    Ok(())
 }
 
 fn is_primary_key_error(e: &rusqlite::Error) -> bool {
@@ -210,9 +195,19 @@ pub(crate) fn apply(conn: &Connection, update: &GuardedUpdate, read_back: bool) 
                 b.set(SetColumn::InputResponses, Sql::Text(to_json(r)));
             }
             let (sql, values) = b.into_statement();
+            // What the counts hold the task as, read before the change moves it.
+            let counted = match change.status {
+                Some(_) => counts::counted_as(conn, id)?,
+                None => None,
+            };
+            let count = |conn: &Connection| match (&counted, change.status) {
+                (Some(before), Some(to)) => counts::count_status_change(conn, before, to.as_str()),
+                _ => Ok(()),
+            };
             if !returning {
                 let changed = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
                 if changed.map_err(unavailable)? == 1 {
+                    count(conn)?;
                     if let Some(end) = &change.attempt_end {
                         insert_attempt(conn, id, change.now, end)?;
                     }
@@ -222,6 +217,7 @@ pub(crate) fn apply(conn: &Connection, update: &GuardedUpdate, read_back: bool) 
             }
             match one_task(conn, &sql, params_from_iter(values))? {
                 Some(record) => {
+                    count(conn)?;
                     if let Some(letter) = &change.dead_letter {
                         insert_dead_letter(conn, &record, letter)?;
                     }

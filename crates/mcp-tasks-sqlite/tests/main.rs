@@ -15,4 +15,5 @@ mod open_errors;
 mod quota_migration;
 mod serve_lock;
 mod status_check_migration;
+mod status_count_migration;
 mod unreadable_rows;

@@ -26,7 +26,7 @@ async fn a_version_1_file_is_migrated_with_its_usage_counted() {
             "DROP TRIGGER tasks_attempts_delete; DROP TABLE task_attempts; DROP INDEX tasks_principal; \
              DROP TRIGGER tasks_usage_delete; \
              DROP TABLE principal_usage; \
-             DROP TRIGGER tasks_count_delete; DROP TRIGGER tasks_count_status; \
+             DROP TRIGGER tasks_count_delete; \
              DROP TABLE task_counts; ALTER TABLE tasks DROP COLUMN traceparent; PRAGMA user_version = 1;",
         )
         .unwrap();
