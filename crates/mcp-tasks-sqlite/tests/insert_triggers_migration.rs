@@ -15,7 +15,7 @@ use rusqlite::Connection;
 const INSERT: &str = "INSERT INTO tasks (id, tool, status) VALUES ('y', 'report', 'working')";
 
 /// Trigger programs a statement runs (`Program` opcodes in its bytecode).
-fn trigger_programs(conn: &Connection, sql: &str) -> usize {
+pub(crate) fn trigger_programs(conn: &Connection, sql: &str) -> usize {
     let mut stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
     let ops: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(1)).unwrap().map(Result::unwrap).collect();
     ops.iter().filter(|op| *op == "Program").count()

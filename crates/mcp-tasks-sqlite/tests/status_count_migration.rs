@@ -16,15 +16,10 @@ use mcp_tasks_store::conformance::support::{apply_one, at, change, claim_params,
 use mcp_tasks_store::{Change, Guard, GuardedUpdate, TaskStore, UpdateOutcome};
 use rusqlite::Connection;
 
+use crate::insert_triggers_migration::trigger_programs;
+
 /// A completion's update, as far as triggers are concerned.
 const STATUS_UPDATE: &str = "UPDATE tasks SET status = 'completed' WHERE id = 'x'";
-
-/// Trigger programs a statement runs (`Program` opcodes in its bytecode).
-fn trigger_programs(conn: &Connection, sql: &str) -> usize {
-    let mut stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
-    let ops: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(1)).unwrap().map(Result::unwrap).collect();
-    ops.iter().filter(|op| *op == "Program").count()
-}
 
 /// Tasks per (status, tool), counted from the table itself.
 fn counted_from_the_table(path: &Path) -> BTreeMap<(TaskStatus, String), u64> {
