@@ -485,7 +485,7 @@ impl DurableTasks {
     ) -> Result<GetTaskResult, McpError> {
         let id = TaskId(task_id);
         let view = self.0.runtime.get_task(&id, principal).instrument(span).await.map_err(to_mcp)?;
-        let mut result = wire::get_result(&view)?;
+        let mut result = wire::into_get_result(view)?;
         // Input requests only of kinds this request's client declared it can answer.
         if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
             *input_requests = declared_only(std::mem::take(input_requests), capabilities)?;

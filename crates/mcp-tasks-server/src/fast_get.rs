@@ -13,8 +13,8 @@
 //! `Mcp-Name` equal to the `taskId`. Anything else goes to rmcp unchanged.
 //!
 //! The answer is built by the code rmcp's path runs (that of
-//! [`DurableTasks::get_task`]), wrapped in rmcp's own message type and
-//! serialized with serde, with the HTTP status rmcp's stateless transport
+//! [`DurableTasks::get_task`]) and serialized with serde from borrowed
+//! parts to the bytes rmcp's own message type gives (`get_answer.rs`), with the HTTP status rmcp's stateless transport
 //! gives each JSON-RPC error code. The differential test
 //! (`tests/fast_get_differential.rs`) holds the two paths to the same bytes.
 
@@ -36,6 +36,7 @@ use crate::durable::DurableTasks;
 use crate::envelope;
 pub use crate::fast_path::ALLOWED_HEADERS;
 use crate::fast_path::{HandlerTraits, Object, RequestChecks, error_status, name_matches, request_id, respond};
+use crate::get_answer::GetAnswer;
 
 /// What the fast path needs of the server behind it (built by
 /// [`TaskServer::router`](crate::TaskServer::router)).
@@ -184,7 +185,12 @@ impl FastGet {
         let task_id = request.task_id.into_owned();
         let answer = self.tasks.answer_get(task_id, principal, capabilities, span).await;
         let (message, status) = match answer {
-            Ok(result) => (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK),
+            Ok(result) => {
+                if let Some(borrowed) = GetAnswer::new(&request.id, &result) {
+                    return respond(&borrowed, StatusCode::OK, &self.answered);
+                }
+                (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK)
+            }
             Err(error) => {
                 let status = error_status(error.code);
                 (ServerJsonRpcMessage::error(error, Some(request.id)), status)

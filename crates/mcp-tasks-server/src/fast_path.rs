@@ -13,8 +13,8 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use rmcp::ServerHandler;
-use rmcp::model::{ErrorCode, JsonObject, NumberOrString, ProtocolVersion, ServerJsonRpcMessage};
-use serde::Deserialize;
+use rmcp::model::{ErrorCode, JsonObject, NumberOrString, ProtocolVersion};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::durable_handler::Durable;
@@ -199,9 +199,10 @@ pub(crate) fn error_status(code: ErrorCode) -> StatusCode {
     }
 }
 
-/// `message` as rmcp's transport sends it (JSON, `status`), counted in
+/// `message` (rmcp's, or bytes for bytes the same) as rmcp's transport
+/// sends it (JSON, `status`), counted in
 /// `answered`; `None` when it does not serialize (rmcp answers 500 then: let it).
-pub(crate) fn respond(message: &ServerJsonRpcMessage, status: StatusCode, answered: &Arc<AtomicU64>) -> Option<Response> {
+pub(crate) fn respond(message: &impl Serialize, status: StatusCode, answered: &Arc<AtomicU64>) -> Option<Response> {
     // Sized for a typical answer, so serializing seldom grows it.
     let mut body = Vec::with_capacity(ANSWER_CAPACITY);
     serde_json::to_writer(&mut body, message).ok()?;

@@ -80,6 +80,7 @@ pub mod fast_create;
 pub mod fast_get;
 mod fast_path;
 pub mod fd_limit;
+mod get_answer;
 pub mod guard;
 mod handler;
 pub mod health;

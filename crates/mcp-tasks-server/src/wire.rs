@@ -43,13 +43,26 @@ pub fn create_result(view: &TaskView) -> CreateTaskResult {
 
 /// The answer to `tasks/get`: the task with its status-specific payload.
 pub fn get_result(view: &TaskView) -> Result<GetTaskResult, McpError> {
-    let mut result = GetTaskResult::new(detailed(view)?);
-    result.meta = Some(task_meta(view));
+    into_get_result(view.clone())
+}
+
+/// [`get_result`] of a view the caller gives up: a completed task's result
+/// moves into the answer instead of being copied.
+pub fn into_get_result(mut view: TaskView) -> Result<GetTaskResult, McpError> {
+    let stored_result = view.record.result.take();
+    let mut result = GetTaskResult::new(detailed_with(&view, stored_result)?);
+    result.meta = Some(task_meta(&view));
     Ok(result)
 }
 
 /// The task with the payload its status calls for.
 pub fn detailed(view: &TaskView) -> Result<DetailedTask, McpError> {
+    detailed_with(view, view.record.result.clone())
+}
+
+/// [`detailed`], with the stored result given apart from the view's record
+/// (whose own `result` is not read).
+fn detailed_with(view: &TaskView, stored_result: Option<Value>) -> Result<DetailedTask, McpError> {
     let r = &view.record;
     let mut base = task(view);
     let payload = match r.status {
@@ -65,7 +78,7 @@ pub fn detailed(view: &TaskView) -> Result<DetailedTask, McpError> {
                 TaskPayload::InputRequired { input_requests: pending }
             }
         }
-        CoreStatus::Completed => TaskPayload::Completed { result: result_object(r.result.as_ref()) },
+        CoreStatus::Completed => TaskPayload::Completed { result: result_object(stored_result) },
         CoreStatus::Failed => {
             let error = match &r.error {
                 Some(e) => serde_json::to_value(e).unwrap_or_default(),
@@ -96,9 +109,9 @@ fn pending_requests(view: &TaskView) -> Result<InputRequests, McpError> {
 }
 
 /// A stored tool result as a JSON object (a `CallToolResult`).
-fn result_object(result: Option<&Value>) -> JsonObject {
+fn result_object(result: Option<Value>) -> JsonObject {
     match result {
-        Some(Value::Object(map)) => map.clone(),
+        Some(Value::Object(map)) => map,
         Some(other) => into_object(serde_json::json!({
             "content": [{"type": "text", "text": other.to_string()}],
         })),
@@ -119,6 +132,6 @@ fn into_object(v: Value) -> JsonObject {
 
 /// A stored tool result, read back as a `CallToolResult` for an inline answer.
 pub fn call_tool_result(result: Option<&Value>) -> Result<CallToolResult, McpError> {
-    serde_json::from_value(Value::Object(result_object(result)))
+    serde_json::from_value(Value::Object(result_object(result.cloned())))
         .map_err(|e| McpError::internal_error(format!("tool produced a result that is not a CallToolResult: {e}"), None))
 }
