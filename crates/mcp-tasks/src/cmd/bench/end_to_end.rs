@@ -32,6 +32,7 @@ pub(crate) async fn end_to_end(
         per_second: tasks as f64 / seconds,
         latency: None,
         bytes: None,
+        one_stored_per_second: None,
         runs: 1,
     })
 }

@@ -83,6 +83,11 @@ pub(crate) struct Measurement {
     pub(crate) latency: Option<Latency>,
     /// Resident memory, for [`Scenario::ResidentMemory`].
     pub(crate) bytes: Option<u64>,
+    /// For `tasks/get` with many tasks stored: the same server kind's
+    /// one-task figure, measured turn about with this one (run by run), so
+    /// the "own, 1 stored" ratio is of two figures measured side by side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) one_stored_per_second: Option<f64>,
     /// How many runs this is the median of.
     pub(crate) runs: usize,
 }
@@ -108,6 +113,7 @@ impl Measurement {
             per_second: load.per_second(),
             latency: Latency::of(&load.latency_us),
             bytes: None,
+            one_stored_per_second: None,
             runs: 1,
         }
     }
@@ -146,6 +152,7 @@ mod tests {
             per_second,
             latency: None,
             bytes: None,
+            one_stored_per_second: None,
             runs: 1,
         }
     }

@@ -272,7 +272,10 @@ async fn end_to_end_both(
 }
 
 /// `tasks/get` at each stored size (half finished, half live), each on a
-/// server started fresh and filled for it.
+/// server started fresh and filled for it, turn about (run by run) with a
+/// fresh server of the same kind holding one task: the one-task figure each
+/// size's "own, 1 stored" ratio is taken against is measured beside it, so
+/// drift on a shared machine between the two falls on both.
 async fn stored_polls(
     plan: &Plan,
     launcher: &mut Launcher,
@@ -288,14 +291,16 @@ async fn stored_polls(
         let ids = Arc::new(fill_mixed(&endpoint, plan.fill_clients, size).await?);
         progress.inc(1);
         polls(&endpoint, report::POLL_CLIENTS, Stop::After(plan.warm_up), ids.clone()).await?;
-        progress.set_message(format!("{label}: tasks/get, {size} stored"));
-        let mut runs = Vec::new();
-        for _ in 0..plan.runs {
-            let load = polls(&endpoint, report::POLL_CLIENTS, Stop::After(plan.seconds), ids.clone()).await?;
-            runs.push(Measurement::of_load(Scenario::Polls, subject, report::POLL_CLIENTS, Some(size), &load));
-            progress.inc(1);
-        }
-        out.push(Measurement::median(runs));
+        let one = OneStored::start(plan, launcher, server).await?;
+        progress.set_message(format!("{label}: tasks/get, {size} stored, and 1 stored"));
+        let pair = [(&one.endpoint, &one.ids, 1), (&endpoint, &ids, size)];
+        let [one_stored, mut stored] = turn_about(plan.runs, &pair, progress, async |&(endpoint, ids, size)| {
+            let load = polls(endpoint, report::POLL_CLIENTS, Stop::After(plan.seconds), ids.clone()).await?;
+            Ok(Measurement::of_load(Scenario::Polls, subject, report::POLL_CLIENTS, Some(size), &load))
+        })
+        .await?;
+        stored.one_stored_per_second = Some(one_stored.per_second);
+        out.push(stored);
     }
     Ok(out)
 }
@@ -323,6 +328,7 @@ async fn resident_memory(plan: &Plan, launcher: &mut Launcher, progress: &Progre
         per_second: load.per_second(),
         latency: None,
         bytes: Some(bytes),
+        one_stored_per_second: None,
         runs: 1,
     })
 }
@@ -352,6 +358,7 @@ mod tests {
                 per_second,
                 latency: None,
                 bytes: None,
+                one_stored_per_second: None,
                 runs: 1,
             })
         })

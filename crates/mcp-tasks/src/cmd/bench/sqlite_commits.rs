@@ -30,6 +30,7 @@ pub(crate) fn raw_commits(dir: &Path, duration: Duration) -> anyhow::Result<Meas
         per_second: count as f64 / seconds,
         latency: None,
         bytes: None,
+        one_stored_per_second: None,
         runs: 1,
     })
 }

@@ -96,6 +96,7 @@ fn timed(scenario: Scenario, subject: &str, stored: u64, count: u64, elapsed: Du
         per_second: count as f64 / seconds.max(1e-9),
         latency: None,
         bytes: None,
+        one_stored_per_second: None,
         runs: 1,
     }
 }
