@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, Leadership, ListQuery, NewTask,
-    PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskStore, UpdateOutcome,
+    PurgeQuery, StoreError, StoreEvent, SweepQuery, TaskRead, TaskStore, UpdateOutcome,
 };
 use tokio::sync::broadcast;
 
@@ -53,6 +53,10 @@ impl TaskStore for MeasuredStore {
 
     async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         self.timed("get", self.inner.get_visible(id, principal)).await
+    }
+
+    async fn get_visible_for_answer(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRead>, StoreError> {
+        self.timed("get", self.inner.get_visible_for_answer(id, principal)).await
     }
 
     async fn health(&self) -> Result<(), StoreError> {

@@ -12,9 +12,10 @@ use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
 use mcp_tasks_core::input::{merge_answers, new_answers};
 use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord, TaskStatus};
 use mcp_tasks_store::{
-    AttemptOutcome, Change, Created, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore,
+    AttemptOutcome, Change, Created, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskRead, TaskStore,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -256,7 +257,29 @@ impl Runtime {
     /// batches; a finished task's poll writes nothing).
     /// Another principal's task is [`RuntimeError::TaskNotFound`].
     pub async fn get_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
-        let record = self.read_visible(id, principal).await?;
+        let (mut view, result_text) = self.get_task_for_answer(id, principal).await?;
+        if let Some(text) = result_text {
+            let read = TaskRead { record: view.record, result_text: Some(text) };
+            view.record = read.into_record()?;
+        }
+        Ok(view)
+    }
+
+    /// [`get_task`](Self::get_task) for an answer that writes the result out
+    /// as it is: the result may come as the store's JSON text (checked, not
+    /// decoded; the view's `record.result` is then `None`).
+    pub async fn get_task_for_answer(
+        &self,
+        id: &TaskId,
+        principal: Option<&str>,
+    ) -> Result<(TaskView, Option<Box<RawValue>>), RuntimeError> {
+        let read = self
+            .inner
+            .store
+            .get_visible_for_answer(id, principal)
+            .await?
+            .ok_or_else(|| RuntimeError::TaskNotFound(id.clone()))?;
+        let record = read.record;
         let now = self.inner.clock.now();
         // Only a live task can be orphaned, so only its polls are kept; and a
         // recently seen one needs no write: the orphan sweep allows for the slack.
@@ -264,7 +287,7 @@ impl Runtime {
             self.inner.polls.record(id, now);
         }
         self.inner.metrics.polled(&record.tool);
-        Ok(self.view(record).await)
+        Ok((self.view(record).await, read.result_text))
     }
 
     /// Asks to cancel a task; the acknowledgement is durable. An unleased

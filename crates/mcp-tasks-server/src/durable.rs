@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_tasks_core::{Clock, Policy, SystemClock, TaskId};
+use mcp_tasks_core::{Clock, Policy, SystemClock, TaskId, TaskStatus as CoreStatus};
 use mcp_tasks_runtime::{
     CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
 };
@@ -26,6 +26,7 @@ use rmcp::schemars::JsonSchema;
 use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -473,9 +474,9 @@ impl DurableTasks {
     }
 
     /// The answer to `tasks/get` from its parts: the task id, the caller's
-    /// principal and declared capabilities, the request's span. Both the rmcp
-    /// path ([`get_task`](Self::get_task)) and the fast path
-    /// ([`fast_get`](crate::fast_get)) answer with it.
+    /// principal and declared capabilities, the request's span. The rmcp
+    /// path ([`get_task`](Self::get_task)) answers with it; the fast path
+    /// ([`fast_get`](crate::fast_get)) with [`answer_get_unparsed`](Self::answer_get_unparsed).
     pub(crate) async fn answer_get(
         &self,
         task_id: String,
@@ -483,14 +484,41 @@ impl DurableTasks {
         capabilities: &ClientCapabilities,
         span: tracing::Span,
     ) -> Result<GetTaskResult, McpError> {
+        let (result, result_text) = self.answer_get_unparsed(task_id, principal, capabilities, span).await?;
+        with_result_text(result, result_text)
+    }
+
+    /// [`answer_get`](Self::answer_get) for an answer written out from its
+    /// parts: a completed task's result, when the store kept it as JSON text
+    /// holding an object, comes as that text (undecoded), and the answer's
+    /// own result object is then a placeholder. [`with_result_text`] joins
+    /// the two into `answer_get`'s answer.
+    pub(crate) async fn answer_get_unparsed(
+        &self,
+        task_id: String,
+        principal: Option<&str>,
+        capabilities: &ClientCapabilities,
+        span: tracing::Span,
+    ) -> Result<(GetTaskResult, Option<Box<RawValue>>), McpError> {
         let id = TaskId(task_id);
-        let view = self.0.runtime.get_task(&id, principal).instrument(span).await.map_err(to_mcp)?;
+        let (mut view, result_text) =
+            self.0.runtime.get_task_for_answer(&id, principal).instrument(span).await.map_err(to_mcp)?;
+        // Only a completed task's object goes out as it is stored; any other
+        // result is decoded and answered as `wire` answers it.
+        let result_text = match result_text {
+            Some(text) if view.record.status == CoreStatus::Completed && is_object(&text) => Some(text),
+            Some(text) => {
+                view.record.result = Some(decode_result(&text)?);
+                None
+            }
+            None => None,
+        };
         let mut result = wire::into_get_result(view)?;
         // Input requests only of kinds this request's client declared it can answer.
         if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
             *input_requests = declared_only(std::mem::take(input_requests), capabilities)?;
         }
-        Ok(result)
+        Ok((result, result_text))
     }
 
     /// `tasks/update`: stores answers to the task's input requests, each
@@ -524,4 +552,28 @@ fn refuse_undecodable(tool: &str, arguments: &Value, schema: &CompiledSchema, re
         format!("invalid arguments for tool \"{tool}\": {reason}"),
         Some(serde_json::json!({"tool": tool, "errors": [{"pointer": "", "expected": reason}]})),
     )
+}
+
+/// Whether a stored result's text holds a JSON object.
+fn is_object(text: &RawValue) -> bool {
+    text.get().trim_start().starts_with('{')
+}
+
+/// A stored result's text, decoded.
+fn decode_result(text: &RawValue) -> Result<Value, McpError> {
+    serde_json::from_str(text.get())
+        .map_err(|e| McpError::internal_error(format!("a stored result does not decode: {e}"), None))
+}
+
+/// [`DurableTasks::answer_get_unparsed`]'s parts as one answer: the result
+/// text, decoded, in place of the placeholder object.
+pub(crate) fn with_result_text(
+    mut result: GetTaskResult,
+    result_text: Option<Box<RawValue>>,
+) -> Result<GetTaskResult, McpError> {
+    if let (Some(text), TaskPayload::Completed { result: object }) = (result_text, &mut result.task.payload) {
+        *object = serde_json::from_str(text.get())
+            .map_err(|e| McpError::internal_error(format!("a stored result is not an object: {e}"), None))?;
+    }
+    Ok(result)
 }

@@ -32,7 +32,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::auth::Principal;
-use crate::durable::DurableTasks;
+use crate::durable::{DurableTasks, with_result_text};
 use crate::envelope;
 pub use crate::fast_path::ALLOWED_HEADERS;
 use crate::fast_path::{HandlerTraits, Object, RequestChecks, error_status, name_matches, request_id, respond};
@@ -183,13 +183,21 @@ impl FastGet {
         let tracestate = meta.tracestate.as_ref().and_then(Value::as_str);
         let span = trace_context::request_span("tasks/get", traceparent, tracestate);
         let task_id = request.task_id.into_owned();
-        let answer = self.tasks.answer_get(task_id, principal, capabilities, span).await;
+        let answer = self.tasks.answer_get_unparsed(task_id, principal, capabilities, span).await;
         let (message, status) = match answer {
-            Ok(result) => {
-                if let Some(borrowed) = GetAnswer::new(&request.id, &result) {
+            Ok((result, result_text)) => {
+                if let Some(borrowed) = GetAnswer::new(&request.id, &result, result_text.as_deref()) {
                     return respond(&borrowed, StatusCode::OK, &self.answered);
                 }
-                (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK)
+                match with_result_text(result, result_text) {
+                    Ok(result) => {
+                        (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK)
+                    }
+                    Err(error) => {
+                        let status = error_status(error.code);
+                        (ServerJsonRpcMessage::error(error, Some(request.id)), status)
+                    }
+                }
             }
             Err(error) => {
                 let status = error_status(error.code);

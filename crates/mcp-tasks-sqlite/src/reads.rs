@@ -9,13 +9,13 @@ use std::sync::LazyLock;
 
 use mcp_tasks_core::status::ALL_STATUSES;
 use mcp_tasks_core::{TaskId, TaskRecord, TaskStatus};
-use mcp_tasks_store::{AttemptRecord, DeadLetter, DeadLetterQuery, ListQuery, StoreError, SweepQuery};
+use mcp_tasks_store::{AttemptRecord, DeadLetter, DeadLetterQuery, ListQuery, StoreError, SweepQuery, TaskRead};
 use rusqlite::{Connection, params};
 
 use crate::quarantine::{Unreadable, decode_rows};
 use crate::row::{
     DEAD_LETTER_COLUMNS, TASK_COLUMNS, attempt_from_row, dead_letter_from_row, task_from_row, task_from_row_for_listing,
-    to_json, unavailable,
+    task_read_from_row, to_json, unavailable,
 };
 use crate::schema::{LIVE, TERMINAL};
 
@@ -56,10 +56,20 @@ static GET_VISIBLE_SQL: LazyLock<String> =
 
 /// The task the cached statement `sql` selects, if any (the first row).
 fn one_task(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Option<TaskRecord>, StoreError> {
+    one_row(conn, sql, params, task_from_row)
+}
+
+/// The first row the cached statement `sql` selects, decoded by `decode`.
+fn one_row<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    decode: impl FnOnce(&rusqlite::Row<'_>) -> Result<T, StoreError>,
+) -> Result<Option<T>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut rows = stmt.query(params).map_err(unavailable)?;
     match rows.next().map_err(unavailable)? {
-        Some(row) => task_from_row(row).map(Some),
+        Some(row) => decode(row).map(Some),
         None => Ok(None),
     }
 }
@@ -78,6 +88,16 @@ pub(crate) fn get_visible(
     principal: Option<&str>,
 ) -> Result<Option<TaskRecord>, StoreError> {
     one_task(conn, &GET_VISIBLE_SQL, params![id.as_str(), principal])
+}
+
+/// [`get_visible`], with the result kept as its JSON text (checked, not
+/// decoded) for an answer that writes it out as it is.
+pub(crate) fn get_visible_for_answer(
+    conn: &Connection,
+    id: &TaskId,
+    principal: Option<&str>,
+) -> Result<Option<TaskRead>, StoreError> {
+    one_row(conn, &GET_VISIBLE_SQL, params![id.as_str(), principal], task_read_from_row)
 }
 
 /// A sweep's candidates that decode, and those that do not (for the

@@ -3,10 +3,11 @@
 use std::cell::RefCell;
 
 use mcp_tasks_core::{Lease, TaskError, TaskId, TaskRecord, TaskStatus, Timestamp};
-use mcp_tasks_store::{AttemptOutcome, AttemptRecord, DeadLetter, StoreError};
+use mcp_tasks_store::{AttemptOutcome, AttemptRecord, DeadLetter, StoreError, TaskRead};
 use rusqlite::Row;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
 /// The `tasks` columns [`task_from_row`] reads, in its order.
 pub(crate) const TASK_COLUMNS: &str = "id, version, tool, arguments, principal, status, status_message, attempt, \
@@ -32,7 +33,14 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
 /// Reads one row of [`TASK_COLUMNS`]; a value that does not decode is
 /// reported as [`StoreError::Corrupt`] naming the task.
 pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
-    decode_task(row, false).map(|(record, _)| record)
+    decode_task(row, false, ResultColumn::Decode).map(|d| d.record)
+}
+
+/// Reads one row of [`TASK_COLUMNS`] as [`task_from_row`] does, except
+/// that the result stays the JSON text stored (checked to be JSON) in
+/// [`TaskRead::result_text`].
+pub(crate) fn task_read_from_row(row: &Row<'_>) -> Result<TaskRead, StoreError> {
+    decode_task(row, false, ResultColumn::KeepText).map(|d| TaskRead { record: d.record, result_text: d.result_text })
 }
 
 /// Reads one row of [`TASK_COLUMNS`] for an operator listing, which must
@@ -41,16 +49,34 @@ pub(crate) fn task_from_row(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
 /// unreadable and why. Only a column SQLite itself cannot give back (which
 /// its `STRICT` types rule out) is still an error.
 pub(crate) fn task_from_row_for_listing(row: &Row<'_>) -> Result<TaskRecord, StoreError> {
-    let (mut record, unreadable) = decode_task(row, true)?;
+    let Decoded { mut record, unreadable, .. } = decode_task(row, true, ResultColumn::Decode)?;
     if !unreadable.is_empty() {
         record.status_message = Some(format!("unreadable stored task: {}", unreadable.join("; ")));
     }
     Ok(record)
 }
 
+/// How [`decode_task`] reads the `result` column.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ResultColumn {
+    /// Into the record's `result`.
+    Decode,
+    /// As its JSON text, checked, beside a record whose `result` is `None`.
+    KeepText,
+}
+
+/// A decoded task row.
+struct Decoded {
+    record: TaskRecord,
+    /// In lenient mode, the JSON columns that did not decode and why.
+    unreadable: Vec<String>,
+    /// The result's text, with [`ResultColumn::KeepText`].
+    result_text: Option<Box<RawValue>>,
+}
+
 /// Decodes a task row; `lenient` turns an undecodable JSON column into its
-/// empty value and a line of the returned list instead of an error.
-fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>), StoreError> {
+/// empty value and a line of [`Decoded::unreadable`] instead of an error.
+fn decode_task(row: &Row<'_>, lenient: bool, result_column: ResultColumn) -> Result<Decoded, StoreError> {
     let id: String = row.get(0).map_err(|e| corrupt("?", "id", e))?;
     let d = Decoder { id: &id, row, unreadable: lenient.then(Default::default) };
     let lease = match (d.get::<Option<String>>(13, "lease_owner")?, d.get::<Option<i64>>(14, "lease_expires_at")?) {
@@ -76,7 +102,7 @@ fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>)
         cancel_requested: d.get(16, "cancel_requested")?,
         terminal_at: d.get::<Option<i64>>(17, "terminal_at")?.map(Timestamp),
         expires_at: d.get::<Option<i64>>(18, "expires_at")?.map(Timestamp),
-        result: d.opt_json(19, "result")?,
+        result: if result_column == ResultColumn::Decode { d.opt_json(19, "result")? } else { None },
         error: d.opt_json::<TaskError>(20, "error")?,
         input_requests: d.json(21, "input_requests")?,
         input_responses: d.json(22, "input_responses")?,
@@ -85,8 +111,9 @@ fn decode_task(row: &Row<'_>, lenient: bool) -> Result<(TaskRecord, Vec<String>)
         trace_parent: d.get(25, "traceparent")?,
         id: TaskId(id.clone()),
     };
+    let result_text = if result_column == ResultColumn::KeepText { d.opt_raw_json(19, "result")? } else { None };
     let unreadable = d.unreadable.map(RefCell::into_inner).unwrap_or_default();
-    Ok((record, unreadable))
+    Ok(Decoded { record, unreadable, result_text })
 }
 
 /// Reads one row of [`DEAD_LETTER_COLUMNS`].
@@ -162,6 +189,14 @@ impl Decoder<'_> {
     fn opt_json<T: DeserializeOwned>(&self, index: usize, column: &str) -> Result<Option<T>, StoreError> {
         match self.get::<Option<String>>(index, column)? {
             Some(text) => serde_json::from_str(&text).map(Some).or_else(|e| self.unreadable(column, e)),
+            None => Ok(None),
+        }
+    }
+
+    /// A nullable JSON column as its text, checked to be one JSON value.
+    fn opt_raw_json(&self, index: usize, column: &str) -> Result<Option<Box<RawValue>>, StoreError> {
+        match self.get::<Option<String>>(index, column)? {
+            Some(text) => RawValue::from_string(text).map(Some).or_else(|e| self.unreadable(column, e)),
             None => Ok(None),
         }
     }

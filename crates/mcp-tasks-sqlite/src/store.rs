@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use mcp_tasks_core::{Clock, SystemClock, TaskId, TaskRecord, TaskStatus, Timestamp};
 use mcp_tasks_store::{
     AttemptRecord, ClaimParams, Created, DeadLetter, DeadLetterQuery, GuardedUpdate, ListQuery, NewTask, PurgeQuery,
-    StoreError, SweepQuery, TaskStore, UpdateOutcome,
+    StoreError, SweepQuery, TaskRead, TaskStore, UpdateOutcome,
 };
 
 use crate::file_watch::FileWatch;
@@ -133,6 +133,12 @@ impl TaskStore for SqliteStore {
         let id = id.clone();
         let principal = principal.map(str::to_owned);
         self.readers.read_point(move |conn| reads::get_visible(conn, &id, principal.as_deref())).await
+    }
+
+    async fn get_visible_for_answer(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRead>, StoreError> {
+        let id = id.clone();
+        let principal = principal.map(str::to_owned);
+        self.readers.read_point(move |conn| reads::get_visible_for_answer(conn, &id, principal.as_deref())).await
     }
 
     async fn health(&self) -> Result<(), StoreError> {

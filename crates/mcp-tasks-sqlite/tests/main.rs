@@ -13,6 +13,7 @@ mod insert_triggers_migration;
 mod locked_writer;
 mod open_errors;
 mod quota_migration;
+mod result_text;
 mod serve_lock;
 mod status_check_migration;
 mod status_count_migration;

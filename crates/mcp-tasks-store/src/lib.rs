@@ -19,6 +19,7 @@ pub mod memory;
 pub mod params;
 pub mod poll_buffer;
 pub mod store;
+pub mod task_read;
 pub mod wrapper;
 
 pub use error::StoreError;
@@ -28,4 +29,5 @@ pub use memory::MemoryStore;
 pub use params::*;
 pub use poll_buffer::PollBuffer;
 pub use store::TaskStore;
+pub use task_read::TaskRead;
 pub use wrapper::StoreWrapper;

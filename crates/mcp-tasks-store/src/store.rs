@@ -12,6 +12,7 @@ use crate::error::StoreError;
 use crate::events::StoreEvent;
 use crate::leadership::{Leadership, SoleLeader};
 use crate::params::*;
+use crate::task_read::TaskRead;
 
 /// A durable home for tasks. Every backend (in-memory, SQLite, PostgreSQL)
 /// implements this and passes the shared conformance suite.
@@ -50,6 +51,14 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// reads the whole row first.
     async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         Ok(self.get(id).await?.filter(|r| r.principal.as_deref() == principal))
+    }
+
+    /// [`get_visible`](Self::get_visible) for an answer that writes the
+    /// result out as it is: a backend holding results as JSON text may keep
+    /// the result as that text ([`TaskRead::result_text`], checked to be
+    /// JSON) instead of decoding it. The default decodes it.
+    async fn get_visible_for_answer(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRead>, StoreError> {
+        Ok(self.get_visible(id, principal).await?.map(TaskRead::decoded))
     }
 
     /// Whether the store can serve: `Ok` when it answers and can accept

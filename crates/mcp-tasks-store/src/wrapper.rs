@@ -14,6 +14,7 @@ use crate::events::StoreEvent;
 use crate::leadership::Leadership;
 use crate::params::*;
 use crate::store::TaskStore;
+use crate::task_read::TaskRead;
 
 /// A store wrapping [`inner`](StoreWrapper::inner): each method passes its
 /// call to the same method of the inner store unless the implementation
@@ -36,6 +37,12 @@ pub trait StoreWrapper: Send + Sync + std::fmt::Debug {
     /// [`TaskStore::get_visible`].
     async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         self.inner().get_visible(id, principal).await
+    }
+    /// [`TaskStore::get_visible_for_answer`]: by default this wrapper's own
+    /// [`get_visible`](StoreWrapper::get_visible), decoded, so a wrapper
+    /// that changes reads changes this one alike.
+    async fn get_visible_for_answer(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRead>, StoreError> {
+        Ok(StoreWrapper::get_visible(self, id, principal).await?.map(TaskRead::decoded))
     }
     /// [`TaskStore::health`].
     async fn health(&self) -> Result<(), StoreError> {
@@ -117,6 +124,9 @@ impl<W: StoreWrapper> TaskStore for W {
     }
     async fn get_visible(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRecord>, StoreError> {
         StoreWrapper::get_visible(self, id, principal).await
+    }
+    async fn get_visible_for_answer(&self, id: &TaskId, principal: Option<&str>) -> Result<Option<TaskRead>, StoreError> {
+        StoreWrapper::get_visible_for_answer(self, id, principal).await
     }
     async fn health(&self) -> Result<(), StoreError> {
         StoreWrapper::health(self).await
