@@ -12,7 +12,7 @@ use mcp_tasks_core::cancel::{CANCEL_REQUESTED, CancelDecision, decide_cancel};
 use mcp_tasks_core::input::{merge_answers, new_answers};
 use mcp_tasks_core::{Clock, Policy, TaskId, TaskRecord, TaskStatus};
 use mcp_tasks_store::{
-    AttemptOutcome, Change, Created, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskRead, TaskStore,
+    AttemptOutcome, Change, Created, DeadLetterQuery, Guard, GuardedUpdate, NewTask, PollBuffer, Quota, TaskStore,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -257,12 +257,9 @@ impl Runtime {
     /// batches; a finished task's poll writes nothing).
     /// Another principal's task is [`RuntimeError::TaskNotFound`].
     pub async fn get_task(&self, id: &TaskId, principal: Option<&str>) -> Result<TaskView, RuntimeError> {
-        let (mut view, result_text) = self.get_task_for_answer(id, principal).await?;
-        if let Some(text) = result_text {
-            let read = TaskRead { record: view.record, result_text: Some(text) };
-            view.record = read.into_record()?;
-        }
-        Ok(view)
+        let record = self.read_visible(id, principal).await?;
+        self.note_poll(&record);
+        Ok(self.view(record).await)
     }
 
     /// [`get_task`](Self::get_task) for an answer that writes the result out
@@ -279,15 +276,20 @@ impl Runtime {
             .get_visible_for_answer(id, principal)
             .await?
             .ok_or_else(|| RuntimeError::TaskNotFound(id.clone()))?;
-        let record = read.record;
+        self.note_poll(&read.record);
+        Ok((self.view(read.record).await, read.result_text))
+    }
+
+    /// What a poll of `record` leaves behind: its instant, kept in memory to
+    /// be written in a batch, and the poll counted.
+    fn note_poll(&self, record: &TaskRecord) {
         let now = self.inner.clock.now();
         // Only a live task can be orphaned, so only its polls are kept; and a
         // recently seen one needs no write: the orphan sweep allows for the slack.
         if record.status.is_live() && self.inner.policy.retention.poll_needs_record(record.last_seen_at(), now) {
-            self.inner.polls.record(id, now);
+            self.inner.polls.record(&record.id, now);
         }
         self.inner.metrics.polled(&record.tool);
-        Ok((self.view(record).await, read.result_text))
     }
 
     /// Asks to cancel a task; the acknowledgement is durable. An unleased

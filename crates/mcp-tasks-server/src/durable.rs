@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mcp_tasks_core::{Clock, Policy, SystemClock, TaskId, TaskStatus as CoreStatus};
 use mcp_tasks_runtime::{
-    CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, ToolFailure, ToolSpec,
+    CompiledSchema, Execution, Runtime, RuntimeBuilder, RuntimeError, TaskContext, TaskTool, TaskView, ToolFailure, ToolSpec,
 };
 use mcp_tasks_store::TaskStore;
 use mcp_tasks_wire::TaskSupport;
@@ -484,8 +484,9 @@ impl DurableTasks {
         capabilities: &ClientCapabilities,
         span: tracing::Span,
     ) -> Result<GetTaskResult, McpError> {
-        let (result, result_text) = self.answer_get_unparsed(task_id, principal, capabilities, span).await?;
-        with_result_text(result, result_text)
+        let id = TaskId(task_id);
+        let view = self.0.runtime.get_task(&id, principal).instrument(span).await.map_err(to_mcp)?;
+        answer_from_view(view, capabilities)
     }
 
     /// [`answer_get`](Self::answer_get) for an answer written out from its
@@ -513,12 +514,7 @@ impl DurableTasks {
             }
             None => None,
         };
-        let mut result = wire::into_get_result(view)?;
-        // Input requests only of kinds this request's client declared it can answer.
-        if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
-            *input_requests = declared_only(std::mem::take(input_requests), capabilities)?;
-        }
-        Ok((result, result_text))
+        Ok((answer_from_view(view, capabilities)?, result_text))
     }
 
     /// `tasks/update`: stores answers to the task's input requests, each
@@ -552,6 +548,16 @@ fn refuse_undecodable(tool: &str, arguments: &Value, schema: &CompiledSchema, re
         format!("invalid arguments for tool \"{tool}\": {reason}"),
         Some(serde_json::json!({"tool": tool, "errors": [{"pointer": "", "expected": reason}]})),
     )
+}
+
+/// The `tasks/get` answer for `view`, its input requests only of kinds the
+/// request's client declared it can answer.
+fn answer_from_view(view: TaskView, capabilities: &ClientCapabilities) -> Result<GetTaskResult, McpError> {
+    let mut result = wire::into_get_result(view)?;
+    if let TaskPayload::InputRequired { input_requests } = &mut result.task.payload {
+        *input_requests = declared_only(std::mem::take(input_requests), capabilities)?;
+    }
+    Ok(result)
 }
 
 /// Whether a stored result's text holds a JSON object.
