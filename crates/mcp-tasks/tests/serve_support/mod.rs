@@ -18,6 +18,17 @@ pub struct Server {
     pub log: Arc<Mutex<Vec<String>>>,
 }
 
+/// A test that ends without stopping its server (an early `return`, a
+/// failed assertion) must not leave the process running after the suite.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Server {
     /// `host:port` it listens on.
     pub fn listen_addr(&self) -> String {
