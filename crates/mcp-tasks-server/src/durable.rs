@@ -565,8 +565,8 @@ fn is_object(text: &RawValue) -> bool {
     text.get().trim_start().starts_with('{')
 }
 
-/// A stored result's text, decoded.
-fn decode_result(text: &RawValue) -> Result<Value, McpError> {
+/// A stored result's text, decoded (into a value, or an object).
+fn decode_result<T: DeserializeOwned>(text: &RawValue) -> Result<T, McpError> {
     serde_json::from_str(text.get())
         .map_err(|e| McpError::internal_error(format!("a stored result does not decode: {e}"), None))
 }
@@ -578,8 +578,7 @@ pub(crate) fn with_result_text(
     result_text: Option<Box<RawValue>>,
 ) -> Result<GetTaskResult, McpError> {
     if let (Some(text), TaskPayload::Completed { result: object }) = (result_text, &mut result.task.payload) {
-        *object = serde_json::from_str(text.get())
-            .map_err(|e| McpError::internal_error(format!("a stored result is not an object: {e}"), None))?;
+        *object = decode_result(&text)?;
     }
     Ok(result)
 }

@@ -14,8 +14,9 @@
 //!
 //! The answer is built by the code rmcp's path runs (that of
 //! [`DurableTasks::get_task`]) and serialized with serde from borrowed
-//! parts to the bytes rmcp's own message type gives (`get_answer.rs`), with the HTTP status rmcp's stateless transport
-//! gives each JSON-RPC error code. The differential test
+//! parts to the bytes rmcp's own message type gives (`get_answer.rs`),
+//! with the HTTP status rmcp's stateless transport gives each JSON-RPC
+//! error code. The differential test
 //! (`tests/fast_get_differential.rs`) holds the two paths to the same bytes.
 
 use std::borrow::Cow;
@@ -183,22 +184,17 @@ impl FastGet {
         let tracestate = meta.tracestate.as_ref().and_then(Value::as_str);
         let span = trace_context::request_span("tasks/get", traceparent, tracestate);
         let task_id = request.task_id.into_owned();
-        let answer = self.tasks.answer_get_unparsed(task_id, principal, capabilities, span).await;
-        let (message, status) = match answer {
+        let answer = match self.tasks.answer_get_unparsed(task_id, principal, capabilities, span).await {
             Ok((result, result_text)) => {
                 if let Some(borrowed) = GetAnswer::new(&request.id, &result, result_text.as_deref()) {
                     return respond(&borrowed, StatusCode::OK, &self.answered);
                 }
-                match with_result_text(result, result_text) {
-                    Ok(result) => {
-                        (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK)
-                    }
-                    Err(error) => {
-                        let status = error_status(error.code);
-                        (ServerJsonRpcMessage::error(error, Some(request.id)), status)
-                    }
-                }
+                with_result_text(result, result_text)
             }
+            Err(error) => Err(error),
+        };
+        let (message, status) = match answer {
+            Ok(result) => (ServerJsonRpcMessage::response(ServerResult::GetTaskResult(result), request.id), StatusCode::OK),
             Err(error) => {
                 let status = error_status(error.code);
                 (ServerJsonRpcMessage::error(error, Some(request.id)), status)

@@ -43,7 +43,9 @@ pub fn create_result(view: &TaskView) -> CreateTaskResult {
 
 /// The answer to `tasks/get`: the task with its status-specific payload.
 pub fn get_result(view: &TaskView) -> Result<GetTaskResult, McpError> {
-    into_get_result(view.clone())
+    let mut result = GetTaskResult::new(detailed(view)?);
+    result.meta = Some(task_meta(view));
+    Ok(result)
 }
 
 /// [`get_result`] of a view the caller gives up: a completed task's result

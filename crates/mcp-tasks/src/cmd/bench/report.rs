@@ -95,17 +95,14 @@ impl Report {
                 {
                     ratios.push(Ratio { against: "SQLite raw commits".to_owned(), ratio: rate(raw) });
                 }
-                if m.scenario == Scenario::Polls && m.stored != Some(1) {
-                    // The one-task figure measured beside this one, else the table's.
-                    let one = m
-                        .one_stored_per_second
-                        .or_else(|| find(Scenario::Polls, OURS, m.clients, Some(1)).map(|one| one.per_second));
-                    if let Some(one) = one {
-                        ratios.push(Ratio {
-                            against: "own, 1 stored".to_owned(),
-                            ratio: m.per_second / one.max(f64::MIN_POSITIVE),
-                        });
-                    }
+                // A stored size against the one-task figure measured beside it.
+                if m.scenario == Scenario::Polls
+                    && let Some(one) = m.one_stored_per_second
+                {
+                    ratios.push(Ratio {
+                        against: "own, 1 stored".to_owned(),
+                        ratio: m.per_second / one.max(f64::MIN_POSITIVE),
+                    });
                 }
             }
             rows.push(Row { measurement: m.clone(), ratios });
@@ -296,7 +293,7 @@ mod tests {
             vec![
                 m(Scenario::Polls, OURS, 32, Some(1), 900.0),
                 m(Scenario::Polls, PEER, 32, Some(1), 1000.0),
-                m(Scenario::Polls, OURS, 32, Some(100_000), 450.0),
+                Measurement { one_stored_per_second: Some(900.0), ..m(Scenario::Polls, OURS, 32, Some(100_000), 450.0) },
                 m(Scenario::Creations, OURS, 64, None, 6000.0),
                 m(Scenario::Creations, PEER, 64, None, 1500.0),
                 m(Scenario::SqliteRawCommits, "SQLite", 1, None, 3000.0),
