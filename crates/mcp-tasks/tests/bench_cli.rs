@@ -48,6 +48,19 @@ fn a_quick_bench_on_sqlite_reports_every_scenario_with_consistent_counts() {
         assert_eq!(clients(&rows(&report, "creations", subject)), [1, 16, 64], "{subject}");
         let stored: Vec<&Value> = rows(&report, "polls", subject).into_iter().filter(|r| r["stored"] == 100).collect();
         assert_eq!(clients(&stored), [32], "{subject}");
+        // Paired run by run with the small stores measured turn about with it.
+        let run_rates = |row: &Value| -> Vec<f64> {
+            row["run_rates"].as_array().expect("run_rates").iter().map(|r| r.as_f64().unwrap()).collect()
+        };
+        let stored_ratio = |against: &str| {
+            let ratios = stored[0]["ratios"].as_array().unwrap();
+            ratios.iter().find(|r| r["against"] == against).expect(against)["ratio"].as_f64().unwrap()
+        };
+        for (against, key) in [("own, same mix, 2 stored", "same_mix"), ("own, 1 live stored", "one_live")] {
+            let (ours, theirs) = (run_rates(stored[0]), run_rates(&stored[0][key]));
+            assert_eq!((ours.len(), theirs.len()), (1, 1), "one run each with --quick ({subject})");
+            assert!((stored_ratio(against) - ours[0] / theirs[0]).abs() < 1e-9, "{subject}: {}", stored[0]);
+        }
         let e2e = rows(&report, "end-to-end", subject);
         assert_eq!(e2e.len(), 1, "{subject}");
         assert_eq!(e2e[0]["count"], 300, "every end-to-end task is seen completed ({subject})");

@@ -32,7 +32,9 @@ pub(crate) async fn end_to_end(
         per_second: tasks as f64 / seconds,
         latency: None,
         bytes: None,
-        one_stored_per_second: None,
+        same_mix: None,
+        one_live: None,
+        run_rates: Vec::new(),
         runs: 1,
     })
 }

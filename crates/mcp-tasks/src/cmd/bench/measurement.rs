@@ -83,11 +83,20 @@ pub(crate) struct Measurement {
     pub(crate) latency: Option<Latency>,
     /// Resident memory, for [`Scenario::ResidentMemory`].
     pub(crate) bytes: Option<u64>,
-    /// For `tasks/get` with many tasks stored: the same server kind's
-    /// one-task figure, measured turn about with this one (run by run), so
-    /// the "own, 1 stored" ratio is of two figures measured side by side.
+    /// For `tasks/get` with many tasks stored: the same server kind's figure
+    /// with the same mix in the smallest store (one finished task, one
+    /// live), measured turn about with this one; the flatness target is
+    /// checked on the ratio to it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) one_stored_per_second: Option<f64>,
+    pub(crate) same_mix: Option<Beside>,
+    /// For `tasks/get` with many tasks stored: the same server kind's
+    /// figure with one live task stored, measured turn about with this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) one_live: Option<Beside>,
+    /// Every run's rate, in the order run (a figure measured turn about with
+    /// another is divided by it run by run: see [`paired_ratio`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) run_rates: Vec<f64>,
     /// How many runs this is the median of.
     pub(crate) runs: usize,
 }
@@ -113,7 +122,9 @@ impl Measurement {
             per_second: load.per_second(),
             latency: Latency::of(&load.latency_us),
             bytes: None,
-            one_stored_per_second: None,
+            same_mix: None,
+            one_live: None,
+            run_rates: Vec::new(),
             runs: 1,
         }
     }
@@ -125,14 +136,44 @@ impl Measurement {
         assert!(!runs.is_empty(), "a median of no runs");
         let errors = runs.iter().map(|m| m.errors).sum();
         let first_error = runs.iter().find_map(|m| m.first_error.clone());
+        let run_rates = runs.iter().map(|m| m.per_second).collect();
         let n = runs.len();
         runs.sort_by(|a, b| a.per_second.total_cmp(&b.per_second));
         let mut median = runs.swap_remove(n / 2);
         median.errors = errors;
         median.first_error = first_error;
         median.runs = n;
+        median.run_rates = run_rates;
         median
     }
+}
+
+/// A figure measured turn about with another, kept beside it: its median
+/// rate and every run's rate, in the order run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Beside {
+    pub(crate) per_second: f64,
+    pub(crate) run_rates: Vec<f64>,
+}
+
+impl Beside {
+    /// `m`'s median rate and run rates.
+    pub(crate) fn of(m: &Measurement) -> Beside {
+        Beside { per_second: m.per_second, run_rates: m.run_rates.clone() }
+    }
+}
+
+/// The median of the run-by-run quotients `ours[i] / theirs[i]` of two
+/// figures measured turn about (the mean of the middle two for an even
+/// count). Runs measured minutes apart on a shared machine differ by 10–20%
+/// between rounds; two runs of one round share the round's speed, so their
+/// quotient does not carry it, where a quotient of the two medians does.
+pub(crate) fn paired_ratio(ours: &[f64], theirs: &[f64]) -> f64 {
+    let mut quotients: Vec<f64> = ours.iter().zip(theirs).map(|(a, b)| a / b.max(f64::MIN_POSITIVE)).collect();
+    assert!(!quotients.is_empty() && ours.len() == theirs.len(), "paired runs: {ours:?} and {theirs:?}");
+    quotients.sort_by(f64::total_cmp);
+    let n = quotients.len();
+    if n % 2 == 1 { quotients[n / 2] } else { (quotients[n / 2 - 1] + quotients[n / 2]) / 2.0 }
 }
 
 #[cfg(test)]
@@ -152,7 +193,9 @@ mod tests {
             per_second,
             latency: None,
             bytes: None,
-            one_stored_per_second: None,
+            same_mix: None,
+            one_live: None,
+            run_rates: Vec::new(),
             runs: 1,
         }
     }
@@ -162,6 +205,18 @@ mod tests {
         let m = Measurement::median(vec![rate(300.0, 0), rate(100.0, 2), rate(200.0, 1)]);
         assert_eq!((m.per_second, m.count, m.runs, m.errors), (200.0, 200, 3, 3));
         assert_eq!(m.first_error.as_deref(), Some("2 failed"));
+        assert_eq!(m.run_rates, [300.0, 100.0, 200.0], "every run's rate, in the order run");
+    }
+
+    #[test]
+    fn a_paired_ratio_is_the_median_of_the_run_by_run_quotients() {
+        // A slow round (the second) slows both figures: paired, it cancels.
+        let ours = [90.0, 45.0, 100.0];
+        let theirs = [100.0, 50.0, 80.0];
+        assert_eq!(paired_ratio(&ours, &theirs), 0.9, "quotients 0.9, 0.9, 1.25");
+        // The quotient of the medians (90 / 80) would carry the slow round.
+        let even = paired_ratio(&[1.0, 2.0, 3.0, 4.0], &[1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(even, 2.5, "the mean of the middle two");
     }
 
     #[test]

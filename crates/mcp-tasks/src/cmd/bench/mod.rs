@@ -27,9 +27,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use http_load::{Endpoint, Stop};
 use launcher::{Launcher, Server, StoreKind};
-use load_shapes::{check_filled, created_ids, creations, fill_mixed, polls};
+use load_shapes::{check_filled, creations, fill_mixed, polls};
 use mcp_requests::LIVE_MS;
-use measurement::{Measurement, Scenario};
+use measurement::{Beside, Measurement, Scenario};
 use plan::{Part, Plan};
 use report::{Report, Setting};
 
@@ -174,24 +174,24 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// A fresh server with one task stored in it, and that task's id.
-struct OneStored {
+/// A fresh server with a small store: its ids, polled to warm it up.
+struct SmallStore {
     server: Server,
     endpoint: Endpoint,
     ids: Arc<Vec<String>>,
     _running: launcher::Running,
 }
 
-impl OneStored {
-    /// Starts `server`, stores one live task and warms its connections up.
-    async fn start(plan: &Plan, launcher: &mut Launcher, server: Server) -> anyhow::Result<OneStored> {
+impl SmallStore {
+    /// Starts `server` and stores `stored` tasks in it as [`fill_mixed`]
+    /// does (one: a live task; two: a finished one and a live one), then
+    /// warms its connections up.
+    async fn start(plan: &Plan, launcher: &mut Launcher, server: Server, stored: u64) -> anyhow::Result<SmallStore> {
         let running = launcher.fresh(server).await?;
         let endpoint = Endpoint::parse(&running.process.url)?;
-        let one = creations(&endpoint, 1, Stop::Count(1), LIVE_MS, true).await?;
-        check_filled(&one, 1)?;
-        let ids = Arc::new(created_ids(&one));
+        let ids = Arc::new(fill_mixed(&endpoint, 1, stored).await?);
         polls(&endpoint, plan.poll_clients[0], Stop::After(plan.warm_up), ids.clone()).await?;
-        Ok(OneStored { server, endpoint, ids, _running: running })
+        Ok(SmallStore { server, endpoint, ids, _running: running })
     }
 }
 
@@ -205,12 +205,12 @@ async fn one_stored(
     progress: &ProgressBar,
 ) -> anyhow::Result<[Vec<Measurement>; 2]> {
     let [first, second] = servers;
-    let started = [OneStored::start(plan, launcher, first).await?, OneStored::start(plan, launcher, second).await?];
+    let started = [SmallStore::start(plan, launcher, first, 1).await?, SmallStore::start(plan, launcher, second, 1).await?];
     let mut out = [Vec::new(), Vec::new()];
     let poll_clients = if plan.includes(Part::Polls) { &plan.poll_clients[..] } else { &[] };
     for &clients in poll_clients {
         progress.set_message(format!("tasks/get, 1 stored, {clients} clients"));
-        let medians = turn_about(plan.runs, &started, progress, async |s: &OneStored| {
+        let medians = turn_about(plan.runs, &started, progress, async |s: &SmallStore| {
             let load = polls(&s.endpoint, clients, Stop::After(plan.seconds), s.ids.clone()).await?;
             Ok(Measurement::of_load(Scenario::Polls, s.server.subject(), clients, Some(1), &load))
         })
@@ -222,7 +222,7 @@ async fn one_stored(
     let creation_clients = if plan.includes(Part::Creations) { &plan.creation_clients[..] } else { &[] };
     for &clients in creation_clients {
         progress.set_message(format!("creations, {clients} clients"));
-        let medians = turn_about(plan.runs, &started, progress, async |s: &OneStored| {
+        let medians = turn_about(plan.runs, &started, progress, async |s: &SmallStore| {
             let load = creations(&s.endpoint, clients, Stop::After(plan.seconds), LIVE_MS, false).await?;
             Ok(Measurement::of_load(Scenario::Creations, s.server.subject(), clients, None, &load))
         })
@@ -234,19 +234,22 @@ async fn one_stored(
     Ok(out)
 }
 
-/// Runs `measure` `runs` times on each of the two servers, turn about (each
-/// run on the first followed at once by the same run on the second), and
-/// returns each server's median run.
-async fn turn_about<S>(
+/// Runs `measure` `runs` times on each server, turn about, and returns each
+/// server's median run (with every run's rate, in order, for paired ratios).
+/// Each round measures every server once, in order, then the next round in
+/// reverse order (A B C, C B A, …): a drift of the machine's speed across a
+/// round falls on the servers alike instead of always on the last.
+async fn turn_about<S, const N: usize>(
     runs: usize,
-    servers: &[S; 2],
+    servers: &[S; N],
     progress: &ProgressBar,
     measure: impl AsyncFn(&S) -> anyhow::Result<Measurement>,
-) -> anyhow::Result<[Measurement; 2]> {
-    let mut measured = [Vec::new(), Vec::new()];
-    for _ in 0..runs {
-        for (server, measured) in servers.iter().zip(&mut measured) {
-            measured.push(measure(server).await?);
+) -> anyhow::Result<[Measurement; N]> {
+    let mut measured = std::array::from_fn::<_, N, _>(|_| Vec::new());
+    for round in 0..runs {
+        for i in 0..N {
+            let i = if round % 2 == 0 { i } else { N - 1 - i };
+            measured[i].push(measure(&servers[i]).await?);
             progress.inc(1);
         }
     }
@@ -272,10 +275,14 @@ async fn end_to_end_both(
 }
 
 /// `tasks/get` at each stored size (half finished, half live), each on a
-/// server started fresh and filled for it, turn about (run by run) with a
-/// fresh server of the same kind holding one task: the one-task figure each
-/// size's "own, 1 stored" ratio is taken against is measured beside it, so
-/// drift on a shared machine between the two falls on both.
+/// server started fresh and filled for it, turn about (run by run) with two
+/// fresh small servers of the same kind: one holding the same mix in the
+/// smallest store (one finished task, one live), and one holding one live
+/// task. A finished task's answer carries its result, so it costs more to
+/// serve and to read than a live one's whatever the store's size: the
+/// same-mix figure is what the size's flatness is taken against; the
+/// one-task figure is shown too. Measured beside each other, a drift of the
+/// shared machine falls on all three.
 async fn stored_polls(
     plan: &Plan,
     launcher: &mut Launcher,
@@ -291,19 +298,28 @@ async fn stored_polls(
         let ids = Arc::new(fill_mixed(&endpoint, plan.fill_clients, size).await?);
         progress.inc(1);
         polls(&endpoint, report::POLL_CLIENTS, Stop::After(plan.warm_up), ids.clone()).await?;
-        let one = OneStored::start(plan, launcher, server).await?;
-        progress.set_message(format!("{label}: tasks/get, {size} stored, and 1 stored"));
-        let pair = [(&one.endpoint, &one.ids, 1), (&endpoint, &ids, size)];
-        let [one_stored, mut stored] = turn_about(plan.runs, &pair, progress, async |&(endpoint, ids, size)| {
+        let mix_store = SmallStore::start(plan, launcher, server, SAME_MIX_STORED).await?;
+        let one_store = SmallStore::start(plan, launcher, server, 1).await?;
+        progress.set_message(format!("{label}: tasks/get, {size} stored, {SAME_MIX_STORED} stored and 1 stored"));
+        let three = [
+            (&endpoint, &ids, size),
+            (&mix_store.endpoint, &mix_store.ids, SAME_MIX_STORED),
+            (&one_store.endpoint, &one_store.ids, 1),
+        ];
+        let [mut stored, same_mix, one_live] = turn_about(plan.runs, &three, progress, async |&(endpoint, ids, size)| {
             let load = polls(endpoint, report::POLL_CLIENTS, Stop::After(plan.seconds), ids.clone()).await?;
             Ok(Measurement::of_load(Scenario::Polls, subject, report::POLL_CLIENTS, Some(size), &load))
         })
         .await?;
-        stored.one_stored_per_second = Some(one_stored.per_second);
+        stored.same_mix = Some(Beside::of(&same_mix));
+        stored.one_live = Some(Beside::of(&one_live));
         out.push(stored);
     }
     Ok(out)
 }
+
+/// The smallest store holding the stored sizes' mix: one finished task and one live.
+const SAME_MIX_STORED: u64 = 2;
 
 /// `mcp-tasks serve`'s resident memory after `plan.resident_live` live
 /// tasks were created through it.
@@ -328,7 +344,9 @@ async fn resident_memory(plan: &Plan, launcher: &mut Launcher, progress: &Progre
         per_second: load.per_second(),
         latency: None,
         bytes: Some(bytes),
-        one_stored_per_second: None,
+        same_mix: None,
+        one_live: None,
+        run_rates: Vec::new(),
         runs: 1,
     })
 }
@@ -342,8 +360,9 @@ mod tests {
     #[tokio::test]
     async fn turn_about_alternates_the_servers_run_by_run_and_keeps_each_median() {
         let order = Mutex::new(Vec::new());
-        let rates = Mutex::new(vec![5.0, 50.0, 1.0, 10.0, 3.0, 30.0].into_iter());
-        let medians = turn_about(3, &["ours", "peer"], &ProgressBar::hidden(), async |&subject: &&str| {
+        // Given out in the order measured: a b c, then c b a, then a b c.
+        let rates = Mutex::new(vec![5.0, 50.0, 500.0, 300.0, 10.0, 1.0, 3.0, 30.0, 100.0].into_iter());
+        let medians = turn_about(3, &["a", "b", "c"], &ProgressBar::hidden(), async |&subject: &&str| {
             order.lock().unwrap().push(subject);
             let per_second = rates.lock().unwrap().next().unwrap();
             Ok(Measurement {
@@ -358,14 +377,22 @@ mod tests {
                 per_second,
                 latency: None,
                 bytes: None,
-                one_stored_per_second: None,
+                same_mix: None,
+                one_live: None,
+                run_rates: Vec::new(),
                 runs: 1,
             })
         })
         .await
         .unwrap();
-        assert_eq!(*order.lock().unwrap(), ["ours", "peer", "ours", "peer", "ours", "peer"]);
+        assert_eq!(*order.lock().unwrap(), ["a", "b", "c", "c", "b", "a", "a", "b", "c"]);
         let got: Vec<(&str, f64, usize)> = medians.iter().map(|m| (m.subject.as_str(), m.per_second, m.runs)).collect();
-        assert_eq!(got, [("ours", 3.0, 3), ("peer", 30.0, 3)]);
+        assert_eq!(got, [("a", 3.0, 3), ("b", 30.0, 3), ("c", 300.0, 3)]);
+        let runs: Vec<&[f64]> = medians.iter().map(|m| &m.run_rates[..]).collect();
+        assert_eq!(
+            runs,
+            [&[5.0, 1.0, 3.0][..], &[50.0, 10.0, 30.0], &[500.0, 300.0, 100.0]],
+            "each run's rate, in round order"
+        );
     }
 }

@@ -156,7 +156,7 @@ impl Plan {
         let per_server = |sizes: &[u64]| {
             counted(Part::Polls, self.poll_clients.len() as u64 * runs)
                 + counted(Part::Creations, self.creation_clients.len() as u64 * runs)
-                + counted(Part::StoredPolls, sizes.len() as u64 * (1 + 2 * runs))
+                + counted(Part::StoredPolls, sizes.len() as u64 * (1 + 3 * runs))
                 + counted(Part::EndToEnd, runs)
         };
         per_server(&self.sizes)
@@ -188,9 +188,9 @@ mod tests {
     fn the_steps_count_every_run_fill_and_reading() {
         let quick = Plan::from_args(true, None, None, &[], &[], &[]).unwrap();
         // Per server: 6 timed loads, 1 fill + 1 load beside 1 load of one
-        // task, 1 end-to-end; ours reads its memory; then 1 raw commit run,
-        // 2 sweeps and a triage.
-        assert_eq!(quick.steps(), (6 + 3 + 1) + 1 + (6 + 3 + 1) + 1 + 2 + 1);
+        // task and 1 of the same mix, 1 end-to-end; ours reads its memory;
+        // then 1 raw commit run, 2 sweeps and a triage.
+        assert_eq!(quick.steps(), (6 + 4 + 1) + 1 + (6 + 4 + 1) + 1 + 2 + 1);
     }
 
     #[test]

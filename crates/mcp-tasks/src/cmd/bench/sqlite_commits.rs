@@ -30,7 +30,9 @@ pub(crate) fn raw_commits(dir: &Path, duration: Duration) -> anyhow::Result<Meas
         per_second: count as f64 / seconds,
         latency: None,
         bytes: None,
-        one_stored_per_second: None,
+        same_mix: None,
+        one_live: None,
+        run_rates: Vec::new(),
         runs: 1,
     })
 }

@@ -96,7 +96,9 @@ fn timed(scenario: Scenario, subject: &str, stored: u64, count: u64, elapsed: Du
         per_second: count as f64 / seconds.max(1e-9),
         latency: None,
         bytes: None,
-        one_stored_per_second: None,
+        same_mix: None,
+        one_live: None,
+        run_rates: Vec::new(),
         runs: 1,
     }
 }
