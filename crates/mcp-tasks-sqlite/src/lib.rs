@@ -27,6 +27,9 @@ mod reads;
 #[cfg(test)]
 mod repeatable_writes;
 mod row;
+mod row_key;
+#[cfg(test)]
+mod rowid_probe;
 mod schema;
 mod serve_lock;
 mod store;

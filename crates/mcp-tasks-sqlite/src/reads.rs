@@ -17,6 +17,7 @@ use crate::row::{
     DEAD_LETTER_COLUMNS, TASK_COLUMNS, attempt_from_row, dead_letter_from_row, task_from_row, task_from_row_for_listing,
     task_read_from_row, to_json, unavailable,
 };
+use crate::row_key;
 use crate::schema::{LIVE, TERMINAL};
 
 /// The SQL of each sweep: (query, index it must use). Parameters: `?1` the
@@ -47,16 +48,53 @@ fn listing_limit(limit: usize) -> i64 {
     if limit == 0 { -1 } else { sql_limit(limit) }
 }
 
-/// `SELECT` of one task by id (`?1`).
-static GET_SQL: LazyLock<String> = LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"));
+/// `SELECT` of one task by id (`?1`), through the id index.
+pub(crate) static GET_SQL: LazyLock<String> = LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"));
 
-/// `SELECT` of one task by id (`?1`) and owner (`?2`).
-static GET_VISIBLE_SQL: LazyLock<String> =
+/// `SELECT` of one task by id (`?1`) and owner (`?2`), through the id index.
+pub(crate) static GET_VISIBLE_SQL: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1 AND principal IS ?2"));
 
-/// The task the cached statement `sql` selects, if any (the first row).
-fn one_task(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Option<TaskRecord>, StoreError> {
-    one_row(conn, sql, params, task_from_row)
+/// [`GET_SQL`] at the rowid its id gives (`?2`, see `row_key.rs`).
+pub(crate) static PROBE_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE rowid = ?2 AND id = ?1"));
+
+/// [`GET_VISIBLE_SQL`] at the rowid its id gives (`?3`).
+pub(crate) static PROBE_VISIBLE_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {TASK_COLUMNS} FROM tasks WHERE rowid = ?3 AND id = ?1 AND principal IS ?2"));
+
+/// Whose task a read by id may return.
+#[derive(Clone, Copy)]
+enum Owner<'a> {
+    /// Anyone's.
+    Any,
+    /// Only this principal's (`None`: the anonymous owner's).
+    Only(Option<&'a str>),
+}
+
+/// The task `id` names (if `owner` may see it), decoded by `decode`: first
+/// at the rowid its id gives, which walks the table alone, then, if no row
+/// there is this task (an id of another form, or a rowid another task of
+/// the same millisecond took), through the id index.
+fn by_id<T>(
+    conn: &Connection,
+    id: &TaskId,
+    owner: Owner<'_>,
+    decode: impl Fn(&rusqlite::Row<'_>) -> Result<T, StoreError>,
+) -> Result<Option<T>, StoreError> {
+    if let Some(rowid) = row_key::rowid_of(id) {
+        let probed = match owner {
+            Owner::Any => one_row(conn, &PROBE_SQL, params![id.as_str(), rowid], &decode)?,
+            Owner::Only(principal) => one_row(conn, &PROBE_VISIBLE_SQL, params![id.as_str(), principal, rowid], &decode)?,
+        };
+        if probed.is_some() {
+            return Ok(probed);
+        }
+    }
+    match owner {
+        Owner::Any => one_row(conn, &GET_SQL, [id.as_str()], decode),
+        Owner::Only(principal) => one_row(conn, &GET_VISIBLE_SQL, params![id.as_str(), principal], decode),
+    }
 }
 
 /// The first row the cached statement `sql` selects, decoded by `decode`.
@@ -76,7 +114,7 @@ fn one_row<T>(
 
 /// One task.
 pub(crate) fn get(conn: &Connection, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
-    one_task(conn, &GET_SQL, [id.as_str()])
+    by_id(conn, id, Owner::Any, task_from_row)
 }
 
 /// One task, only if `principal` owns it. The owner is part of the `WHERE`,
@@ -87,7 +125,7 @@ pub(crate) fn get_visible(
     id: &TaskId,
     principal: Option<&str>,
 ) -> Result<Option<TaskRecord>, StoreError> {
-    one_task(conn, &GET_VISIBLE_SQL, params![id.as_str(), principal])
+    by_id(conn, id, Owner::Only(principal), task_from_row)
 }
 
 /// [`get_visible`], with the result kept as its JSON text (checked, not
@@ -97,7 +135,7 @@ pub(crate) fn get_visible_for_answer(
     id: &TaskId,
     principal: Option<&str>,
 ) -> Result<Option<TaskRead>, StoreError> {
-    one_row(conn, &GET_VISIBLE_SQL, params![id.as_str(), principal], task_read_from_row)
+    by_id(conn, id, Owner::Only(principal), task_read_from_row)
 }
 
 /// A sweep's candidates that decode, and those that do not (for the

@@ -12,6 +12,7 @@ use rusqlite::{Connection, OptionalExtension, ffi, params, params_from_iter};
 use crate::counts;
 use crate::quarantine::{decode_rows, quarantine_all};
 use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
+use crate::row_key;
 use crate::update_sql::{Action, Bindings, GuardTerm, SetColumn};
 
 /// The claim's candidate filter, spelled as the `tasks_claim` index's `WHERE`.
@@ -64,26 +65,39 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
     // The statement is the same text every time, so the cache prepares it once.
     const INSERT: &str = "INSERT INTO tasks (id, version, tool, arguments, principal, status, status_message, attempt, \
            max_attempts, created_at, updated_at, deadline_at, run_at, last_seen_at, cancel_requested, input_requests, \
-           input_responses, idempotency_key, fingerprint, traceparent, lease_owner, lease_expires_at) \
-         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11, ?12, ?13, ?14)";
+           input_responses, idempotency_key, fingerprint, traceparent, lease_owner, lease_expires_at, rowid) \
+         VALUES (?1, 1, ?2, ?3, ?4, 'working', ?5, 1, ?6, ?7, ?7, ?8, ?9, ?7, 0, '{}', '{}', ?10, ?11, ?12, ?13, ?14, ?15)";
     let arguments = to_json(&new.arguments);
     let mut stmt = conn.prepare_cached(INSERT).map_err(unavailable)?;
-    let inserted = stmt.execute(params![
-        new.id.as_str(),
-        new.tool,
-        arguments,
-        new.principal,
-        new.status_message,
-        new.max_attempts,
-        new.created_at.as_millis(),
-        new.deadline_at.as_millis(),
-        new.run_at.as_millis(),
-        new.idempotency_key,
-        fingerprint,
-        new.trace_parent,
-        new.lease.as_ref().map(|l| l.owner.as_str()),
-        new.lease.as_ref().map(|l| l.expires_at.as_millis()),
-    ]);
+    let mut insert = |rowid: Option<i64>| {
+        stmt.execute(params![
+            new.id.as_str(),
+            new.tool,
+            arguments,
+            new.principal,
+            new.status_message,
+            new.max_attempts,
+            new.created_at.as_millis(),
+            new.deadline_at.as_millis(),
+            new.run_at.as_millis(),
+            new.idempotency_key,
+            fingerprint,
+            new.trace_parent,
+            new.lease.as_ref().map(|l| l.owner.as_str()),
+            new.lease.as_ref().map(|l| l.expires_at.as_millis()),
+            rowid,
+        ])
+    };
+    // Under the rowid its id gives (see `row_key.rs`), so a read finds the
+    // row without the id index; if another id of the same millisecond took
+    // it, under the next free rowid, found through the id index.
+    let inserted = match row_key::rowid_of(&new.id) {
+        Some(rowid) => match insert(Some(rowid)) {
+            Err(e) if is_rowid_taken(&e) => insert(None),
+            other => other,
+        },
+        None => insert(None),
+    };
     match inserted {
         // The row holds exactly what `into_record` builds: answering with it
         // spares reading the row back and decoding its JSON again.
@@ -99,6 +113,12 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
 
 fn is_primary_key_error(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+/// An insert under a rowid another row holds (SQLite checks the rowid
+/// before the id index, so a duplicate id also fails so first).
+fn is_rowid_taken(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == ffi::SQLITE_CONSTRAINT_ROWID)
 }
 
 /// A statement on the guard's row that checks each of its terms.

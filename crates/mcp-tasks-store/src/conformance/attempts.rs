@@ -1,7 +1,7 @@
 //! The attempt history: written by the guarded update that ends an attempt,
 //! in the same atomic step, and deleted with its task.
 
-use mcp_tasks_core::{FailureClass, TaskError, TaskStatus};
+use mcp_tasks_core::{FailureClass, TaskError, TaskId, TaskStatus};
 
 use super::support::*;
 use crate::params::*;
@@ -131,7 +131,8 @@ pub async fn list_filters_by_principal_age_and_id_prefix(store: &dyn TaskStore) 
 pub async fn dead_letters_filter_by_age(store: &dyn TaskStore) {
     let mut made = Vec::new();
     for secs in [10, 20, 30] {
-        let t = create(store, new_task("report", at(0))).await;
+        // Random ids (not minted at one instant): their first characters differ.
+        let t = create(store, NewTask { id: TaskId::random(), ..new_task("report", at(0)) }).await;
         let letter = NewDeadLetter { reason: "poison".into(), error: TaskError::internal("boom"), dead_at: at(secs) };
         let c = Change {
             now: at(secs),

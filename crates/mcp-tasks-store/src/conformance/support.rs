@@ -20,7 +20,7 @@ pub fn at(secs: i64) -> Timestamp {
 /// 3 attempts, a 1800 s deadline, arguments naming the tool.
 pub fn new_task(tool: &str, created: Timestamp) -> NewTask {
     NewTask {
-        id: TaskId::random(),
+        id: TaskId::minted_at(created),
         tool: tool.to_owned(),
         arguments: json!({ "for": tool }),
         principal: None,
