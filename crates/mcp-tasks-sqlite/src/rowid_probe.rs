@@ -22,7 +22,7 @@ fn rowid(path: &std::path::Path, id: &TaskId) -> i64 {
     Connection::open(path).unwrap().query_row("SELECT rowid FROM tasks WHERE id = ?1", [id.as_str()], |r| r.get(0)).unwrap()
 }
 
-/// Every way to read one task returns `expected`'s record.
+/// Every way to read task `id` (as `principal`) returns the same record, whose id is `id`.
 async fn reads_back(store: &SqliteStore, id: &TaskId, principal: Option<&str>) {
     let record = store.get(id).await.unwrap().unwrap_or_else(|| panic!("get {id}"));
     assert_eq!(&record.id, id);

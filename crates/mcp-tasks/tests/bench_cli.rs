@@ -103,6 +103,7 @@ fn a_quick_bench_on_sqlite_reports_every_scenario_with_consistent_counts() {
     };
     let rate = |r: &Value| r["per_second"].as_f64().unwrap();
     assert!((ratio("rmcp in-memory") - rate(&ours) / rate(&peer)).abs() < 1e-9);
+    assert_eq!(ours["peer"]["per_second"], peer["per_second"], "the peer's figure measured turn about, beside ours");
     assert!((ratio("SQLite raw commits") - rate(&ours) / rate(&raw)).abs() < 1e-9);
     let targets: Vec<&str> = report["targets"].as_array().unwrap().iter().map(|t| t["target"].as_str().unwrap()).collect();
     assert!(targets.contains(&"creations, 64 clients, vs rmcp in-memory"), "{targets:?}");

@@ -34,6 +34,7 @@ pub(crate) async fn end_to_end(
         bytes: None,
         same_mix: None,
         one_live: None,
+        peer: None,
         run_rates: Vec::new(),
         runs: 1,
     })

@@ -93,6 +93,10 @@ pub(crate) struct Measurement {
     /// figure with one live task stored, measured turn about with this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) one_live: Option<Beside>,
+    /// Ours, for a figure measured turn about with the peer (`tasks/get`
+    /// with one task stored, creations, end to end): the peer's figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) peer: Option<Beside>,
     /// Every run's rate, in the order run (a figure measured turn about with
     /// another is divided by it run by run: see [`paired_ratio`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +128,7 @@ impl Measurement {
             bytes: None,
             same_mix: None,
             one_live: None,
+            peer: None,
             run_rates: Vec::new(),
             runs: 1,
         }
@@ -195,6 +200,7 @@ mod tests {
             bytes: None,
             same_mix: None,
             one_live: None,
+            peer: None,
             run_rates: Vec::new(),
             runs: 1,
         }

@@ -105,7 +105,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let servers = [Server::McpTasks, Server::RmcpPeer];
     let mut by_server = [Vec::new(), Vec::new()];
     if plan.includes(Part::Polls) || plan.includes(Part::Creations) {
-        let [ours, peer] = one_stored(&plan, &mut launcher, servers, &progress).await?;
+        let [mut ours, peer] = one_stored(&plan, &mut launcher, servers, &progress).await?;
+        for (ours, peer) in ours.iter_mut().zip(&peer) {
+            ours.peer = Some(Beside::of(peer));
+        }
         by_server[0].extend(ours);
         by_server[1].extend(peer);
     }
@@ -115,7 +118,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     if plan.includes(Part::EndToEnd) {
-        let [ours, peer] = end_to_end_both(&plan, &mut launcher, servers, &progress).await?;
+        let [mut ours, peer] = end_to_end_both(&plan, &mut launcher, servers, &progress).await?;
+        ours.peer = Some(Beside::of(&peer));
         by_server[0].push(ours);
         by_server[1].push(peer);
     }
@@ -346,6 +350,7 @@ async fn resident_memory(plan: &Plan, launcher: &mut Launcher, progress: &Progre
         bytes: Some(bytes),
         same_mix: None,
         one_live: None,
+        peer: None,
         run_rates: Vec::new(),
         runs: 1,
     })
@@ -379,6 +384,7 @@ mod tests {
                 bytes: None,
                 same_mix: None,
                 one_live: None,
+                peer: None,
                 run_rates: Vec::new(),
                 runs: 1,
             })

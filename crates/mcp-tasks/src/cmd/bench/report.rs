@@ -87,7 +87,11 @@ impl Report {
                 });
             }
             if m.subject == OURS && !matches!(m.scenario, Scenario::ResidentMemory | Scenario::ReaperSweep) {
-                if let Some(peer) = find(m.scenario, PEER, m.clients, m.stored) {
+                // Run by run when the two were measured turn about; a stored
+                // size, measured on each server apart, by its medians.
+                if let Some(beside) = &m.peer {
+                    ratios.push(Ratio { against: PEER.to_owned(), ratio: paired_ratio(&m.run_rates, &beside.run_rates) });
+                } else if let Some(peer) = find(m.scenario, PEER, m.clients, m.stored) {
                     ratios.push(Ratio { against: PEER.to_owned(), ratio: rate(peer) });
                 }
                 if m.scenario == Scenario::Creations
@@ -279,6 +283,7 @@ mod tests {
             bytes: None,
             same_mix: None,
             one_live: None,
+            peer: None,
             run_rates: Vec::new(),
             runs: 1,
         }
@@ -365,5 +370,21 @@ mod tests {
         assert_eq!(json["rows"][1]["one_live"]["run_rates"][1], 400.0);
         assert_eq!(json["rows"][1]["run_rates"][2], 460.0);
         assert!(json["rows"][0].get("same_mix").is_none());
+    }
+
+    #[test]
+    fn a_figure_measured_turn_about_with_the_peer_is_divided_run_by_run() {
+        // The second round ran slow on both servers.
+        let mut ours = m(Scenario::Creations, OURS, 64, None, 6000.0);
+        ours.run_rates = vec![6000.0, 2000.0, 6100.0];
+        // Each figure is its median run: 6000 and 1000.
+        let mut peer = m(Scenario::Creations, PEER, 64, None, 1000.0);
+        peer.run_rates = vec![1500.0, 500.0, 1000.0];
+        ours.peer = Some(Beside::of(&peer));
+        let report = Report::new(setting(), vec![ours, peer]);
+        let ratio = report.rows[0].ratios.iter().find(|r| r.against == PEER).expect("a ratio to the peer");
+        assert_eq!(ratio.ratio, 4.0, "quotients 4.0, 4.0, 6.1; the medians' would give 6.0");
+        let json: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
+        assert_eq!(json["rows"][0]["peer"]["run_rates"][1], 500.0);
     }
 }

@@ -32,6 +32,7 @@ pub(crate) fn raw_commits(dir: &Path, duration: Duration) -> anyhow::Result<Meas
         bytes: None,
         same_mix: None,
         one_live: None,
+        peer: None,
         run_rates: Vec::new(),
         runs: 1,
     })

@@ -98,6 +98,7 @@ fn timed(scenario: Scenario, subject: &str, stored: u64, count: u64, elapsed: Du
         bytes: None,
         same_mix: None,
         one_live: None,
+        peer: None,
         run_rates: Vec::new(),
         runs: 1,
     }
