@@ -11,6 +11,8 @@
 //!   with [`StoreError::NotOurs`](mcp_tasks_store::StoreError::NotOurs), never
 //!   modified.
 
+#[cfg(test)]
+mod count_tally;
 mod counts;
 mod file_watch;
 mod open;
@@ -36,6 +38,7 @@ mod store;
 #[cfg(test)]
 mod sub_journal;
 mod update_sql;
+mod write_tx;
 mod writer;
 mod writes;
 

@@ -9,11 +9,13 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, StatementStatus};
 
 use crate::open::{open_reader, open_writer};
+use crate::write_tx::WriteTx;
 use crate::writes::{claim, claim_sql};
 
 /// Claims with a different instant and limit each time, as the executor
 /// does, and returns how often SQLite re-prepared the cached claim statement.
-fn reprepares_over_claims(conn: &Connection) -> i32 {
+fn reprepares_over_claims(conn: Connection) -> i32 {
+    let conn = WriteTx::new(conn);
     for n in 1..=5_i64 {
         let params = ClaimParams {
             owner: format!("executor/{n}"),
@@ -22,7 +24,7 @@ fn reprepares_over_claims(conn: &Connection) -> i32 {
             limit: n as usize,
             tools: Some(vec!["echo".to_owned(), format!("tool-{n}")]),
         };
-        claim(conn, params).expect("claim");
+        claim(&conn, params).expect("claim");
     }
     conn.prepare_cached(&claim_sql(true)).expect("the cached claim statement").get_status(StatementStatus::RePrepare)
 }
@@ -41,7 +43,7 @@ fn writer_and_reader_connections_have_the_guarantee_on() {
 fn the_claim_statement_is_prepared_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let conn = open_writer(&dir.path().join("claims.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
-    assert_eq!(reprepares_over_claims(&conn), 0, "the claim statement was re-prepared on new bindings");
+    assert_eq!(reprepares_over_claims(conn), 0, "the claim statement was re-prepared on new bindings");
 }
 
 #[test]
@@ -51,5 +53,5 @@ fn without_the_guarantee_every_new_binding_re_prepares_the_claim() {
     let dir = tempfile::tempdir().expect("temp dir");
     let conn = open_writer(&dir.path().join("claims.db"), crate::DEFAULT_BUSY_TIMEOUT).expect("open");
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, false).expect("turn it off");
-    assert!(reprepares_over_claims(&conn) > 0, "expected re-prepares without the guarantee");
+    assert!(reprepares_over_claims(conn) > 0, "expected re-prepares without the guarantee");
 }

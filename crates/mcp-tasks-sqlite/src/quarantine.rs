@@ -26,6 +26,7 @@ use rusqlite::{Connection, Rows, params};
 use crate::counts;
 use crate::row::{task_from_row, to_json, unavailable};
 use crate::schema::{LIVE, TERMINAL};
+use crate::write_tx::WriteTx;
 
 /// A row that did not decode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +61,7 @@ pub(crate) fn unreadable_error(reason: &str) -> TaskError {
 
 /// Fails `row` in place at `now` if it is still live, without decoding it;
 /// logs it either way. Returns whether it was failed.
-pub(crate) fn quarantine(conn: &Connection, row: &Unreadable, now: Timestamp) -> Result<bool, StoreError> {
+pub(crate) fn quarantine(conn: &WriteTx, row: &Unreadable, now: Timestamp) -> Result<bool, StoreError> {
     let error = unreadable_error(&row.reason);
     let counted = counts::counted_as(conn, &row.id)?;
     let failed = conn
@@ -74,7 +75,7 @@ pub(crate) fn quarantine(conn: &Connection, row: &Unreadable, now: Timestamp) ->
         .map_err(unavailable)?
         == 1;
     if failed && let Some(before) = &counted {
-        counts::count_status_change(conn, before, TaskStatus::Failed.as_str())?;
+        counts::count_status_change(conn, before, TaskStatus::Failed.as_str());
     }
     if failed {
         tracing::error!(task = %row.id, reason = %row.reason, "stored task is unreadable; failed it so the other tasks can run");
@@ -85,7 +86,7 @@ pub(crate) fn quarantine(conn: &Connection, row: &Unreadable, now: Timestamp) ->
 }
 
 /// Quarantines every row of `rows` at `now`.
-pub(crate) fn quarantine_all(conn: &Connection, rows: &[Unreadable], now: Timestamp) -> Result<(), StoreError> {
+pub(crate) fn quarantine_all(conn: &WriteTx, rows: &[Unreadable], now: Timestamp) -> Result<(), StoreError> {
     for row in rows {
         quarantine(conn, row, now)?;
     }

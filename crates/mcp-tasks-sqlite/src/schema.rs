@@ -244,6 +244,30 @@ DROP TRIGGER IF EXISTS tasks_count_insert;
 DROP TRIGGER IF EXISTS tasks_count_status;
 "#,
     ),
+    // 10: the deletion triggers add their change to a count as a delta
+    // (inserting the row if it is missing), as the writer's count tally
+    // does just before each commit (`counts.rs`): a batch that creates a
+    // principal's first task and deletes it, or finishes a tool's first task
+    // and deletes it, then leaves the counts right whichever reaches the
+    // table first. Before, an `UPDATE` of a row not yet written was lost.
+    Migration::Sql(
+        r#"
+DROP TRIGGER IF EXISTS tasks_usage_delete;
+CREATE TRIGGER tasks_usage_delete AFTER DELETE ON tasks BEGIN
+    INSERT INTO principal_usage (principal, tasks, argument_bytes)
+        VALUES (coalesce(OLD.principal, ''), -1, -length(CAST(OLD.arguments AS BLOB)))
+        ON CONFLICT (principal) DO UPDATE SET
+            tasks = tasks + excluded.tasks,
+            argument_bytes = argument_bytes + excluded.argument_bytes;
+END;
+
+DROP TRIGGER IF EXISTS tasks_count_delete;
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+    INSERT INTO task_counts (tool, status, tasks) VALUES (OLD.tool, OLD.status, -1)
+        ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + excluded.tasks;
+END;
+"#,
+    ),
 ];
 
 /// The schema version this build writes and understands.

@@ -26,6 +26,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use crate::file_watch::FileWatch;
+use crate::write_tx::WriteTx;
 
 /// Most jobs one transaction carries, so one commit's latency stays bounded.
 pub(crate) const MAX_BATCH: usize = 512;
@@ -59,13 +60,13 @@ impl<T: Send> Pending for Held<T> {
 /// A write that runs once: given the connection it runs in its own
 /// savepoint, given `None` (the batch could not begin) it only gives back
 /// its reply handle.
-type Once = Box<dyn FnOnce(Option<&Connection>) -> Box<dyn Pending> + Send>;
+type Once = Box<dyn FnOnce(Option<&WriteTx>) -> Box<dyn Pending> + Send>;
 
 /// A write that may run twice with the same outcome from the same database.
 trait Repeatable: Send {
     /// Runs the write (in its own savepoint if `alone`), keeping its result;
     /// whether it succeeded.
-    fn run(&mut self, conn: &Connection, alone: bool) -> bool;
+    fn run(&mut self, tx: &WriteTx, alone: bool) -> bool;
     /// Replaces the kept result with `error` (the shared savepoint broke).
     fn fail(&mut self, error: StoreError);
     /// The kept result, to be sent once the commit decides its fate.
@@ -99,10 +100,10 @@ struct RepeatableWrite<T, F> {
 impl<T, F> Repeatable for RepeatableWrite<T, F>
 where
     T: Send + 'static,
-    F: FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
+    F: FnMut(&WriteTx) -> Result<T, StoreError> + Send + 'static,
 {
-    fn run(&mut self, conn: &Connection, alone: bool) -> bool {
-        self.result = if alone { in_savepoint(conn, &mut self.op) } else { (self.op)(conn) };
+    fn run(&mut self, tx: &WriteTx, alone: bool) -> bool {
+        self.result = if alone { in_savepoint(tx, &mut self.op) } else { (self.op)(tx) };
         self.result.is_ok()
     }
 
@@ -158,7 +159,7 @@ impl Writer {
         let shared = Arc::clone(&counters);
         let thread = std::thread::Builder::new()
             .name("mcp-tasks-sqlite-writer".into())
-            .spawn(move || run(conn, queue, &shared, &watch))
+            .spawn(move || run(&WriteTx::new(conn), queue, &shared, &watch))
             .map_err(|e| StoreError::Unavailable(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer { jobs: Some(jobs), thread: Some(thread), counters })
     }
@@ -175,12 +176,12 @@ impl Writer {
     pub(crate) async fn write<T, F>(&self, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&WriteTx) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, done) = oneshot::channel();
-        let job: Once = Box::new(move |conn| {
-            let result = match conn {
-                Some(conn) => in_savepoint(conn, op),
+        let job: Once = Box::new(move |tx| {
+            let result = match tx {
+                Some(tx) => in_savepoint(tx, op),
                 None => Err(not_run()),
             };
             Box::new(Held { reply, result })
@@ -195,7 +196,7 @@ impl Writer {
     pub(crate) async fn write_repeatable<T, F>(&self, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnMut(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnMut(&WriteTx) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, done) = oneshot::channel();
         let job = RepeatableWrite { op, reply, result: Err(not_run()) };
@@ -237,22 +238,28 @@ fn savepoint_sql(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql).and_then(|mut s| s.execute([])).map(drop)
 }
 
-/// Runs `op` so that its failure undoes only its own writes.
-fn in_savepoint<T>(conn: &Connection, op: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-    let run = |sql: &str| savepoint_sql(conn, sql);
+/// Runs `op` so that its failure undoes only its own writes (its rows and
+/// its count changes).
+fn in_savepoint<T>(tx: &WriteTx, op: impl FnOnce(&WriteTx) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let run = |sql: &str| savepoint_sql(tx, sql);
     run("SAVEPOINT job").map_err(|e| StoreError::Unavailable(e.to_string()))?;
-    let result = op(conn);
+    tx.tally().savepoint();
+    let result = op(tx);
     let end = match &result {
         Ok(_) => run("RELEASE job"),
         Err(_) => run("ROLLBACK TO job").and_then(|()| run("RELEASE job")),
     };
+    match (&result, &end) {
+        (Ok(_), Ok(())) => tx.tally().release(),
+        _ => tx.tally().roll_back(),
+    }
     match end {
         Ok(()) => result,
         Err(e) => Err(StoreError::Unavailable(format!("ending savepoint: {e}"))),
     }
 }
 
-fn run(conn: Connection, queue: mpsc::Receiver<Message>, counters: &Counters, watch: &FileWatch) {
+fn run(tx: &WriteTx, queue: mpsc::Receiver<Message>, counters: &Counters, watch: &FileWatch) {
     while let Ok(first) = queue.recv() {
         let mut batch = Vec::new();
         let mut checkpoint = None;
@@ -274,18 +281,18 @@ fn run(conn: Connection, queue: mpsc::Receiver<Message>, counters: &Counters, wa
             if let Err(lost) = watch.check() {
                 refuse(batch, &lost);
             } else {
-                commit_batch(&conn, batch, counters);
+                commit_batch(tx, batch, counters);
             }
         }
         if let Some(reply) = checkpoint {
-            let _ = reply.send(watch.check().and_then(|()| checkpoint_wal(&conn)));
+            let _ = reply.send(watch.check().and_then(|()| checkpoint_wal(tx)));
         }
     }
     // The store is closing: leave the database file complete on its own, so
     // a copy of it alone is a backup. (Closing this connection does not do
     // it while read connections are still open.)
     if watch.check().is_ok()
-        && let Err(e) = checkpoint_wal(&conn)
+        && let Err(e) = checkpoint_wal(tx)
     {
         tracing::warn!(error = %e, "WAL checkpoint at close failed; the -wal file still holds the newest writes");
     }
@@ -315,32 +322,38 @@ fn checkpoint_wal(conn: &Connection) -> Result<(), StoreError> {
 
 /// Runs and commits one batch, counts it, then replies (counted first, so a
 /// caller that got its answer sees its write in the stats).
-fn commit_batch(conn: &Connection, batch: Vec<Job>, counters: &Counters) {
-    let began = conn.execute_batch("BEGIN IMMEDIATE");
+fn commit_batch(tx: &WriteTx, batch: Vec<Job>, counters: &Counters) {
+    let began = tx.execute_batch("BEGIN IMMEDIATE");
     let mut held: Vec<Box<dyn Pending>> = Vec::with_capacity(batch.len());
     if let Err(e) = began {
         let error = StoreError::Unavailable(format!("cannot begin a write transaction: {e}"));
         refuse(batch, &error);
         return;
     }
+    tx.tally().clear();
     let mut run: Vec<Box<dyn Repeatable>> = Vec::new();
     for job in batch {
         match job {
             Job::Repeatable(job) => run.push(job),
             Job::Once(job) => {
-                run_together(conn, &mut run, &mut held);
-                held.push(job(Some(conn)));
+                run_together(tx, &mut run, &mut held);
+                held.push(job(Some(tx)));
             }
         }
     }
-    run_together(conn, &mut run, &mut held);
-    let commit = conn.execute_batch("COMMIT").map_err(|e| {
-        if !conn.is_autocommit() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        tracing::error!(error = %e, "group commit failed; {} jobs rolled back", held.len());
-        StoreError::Unavailable(format!("commit failed: {e}"))
-    });
+    run_together(tx, &mut run, &mut held);
+    // The batch's count changes go in with it, or nothing does.
+    let counted = tx.tally().write(tx);
+    let commit = counted
+        .and_then(|()| tx.execute_batch("COMMIT").map_err(|e| StoreError::Unavailable(format!("commit failed: {e}"))))
+        .map_err(|e| {
+            tx.tally().clear();
+            if !tx.is_autocommit() {
+                let _ = tx.execute_batch("ROLLBACK");
+            }
+            tracing::error!(error = %e, "group commit failed; {} jobs rolled back", held.len());
+            e
+        });
     if commit.is_ok() {
         counters.commits.fetch_add(1, Ordering::Relaxed);
         counters.writes.fetch_add(held.len() as u64, Ordering::Relaxed);
@@ -352,22 +365,28 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>, counters: &Counters) {
 
 /// Runs `jobs` under one savepoint, again each in its own if one failed
 /// (after rolling the others back), and holds their results.
-fn run_together(conn: &Connection, jobs: &mut Vec<Box<dyn Repeatable>>, held: &mut Vec<Box<dyn Pending>>) {
-    let sql = |sql: &str| savepoint_sql(conn, sql).map_err(|e| StoreError::Unavailable(format!("{sql}: {e}")));
+fn run_together(tx: &WriteTx, jobs: &mut Vec<Box<dyn Repeatable>>, held: &mut Vec<Box<dyn Pending>>) {
+    let sql = |sql: &str| savepoint_sql(tx, sql).map_err(|e| StoreError::Unavailable(format!("{sql}: {e}")));
     if !jobs.is_empty() {
         let together = sql("SAVEPOINT run").and_then(|()| {
-            let all_ok = jobs.iter_mut().all(|job| job.run(conn, false)); // stops at the first failure
-            if all_ok {
+            tx.tally().savepoint();
+            let all_ok = jobs.iter_mut().all(|job| job.run(tx, false)); // stops at the first failure
+            let ended = if all_ok {
                 sql("RELEASE run").map(|()| true)
             } else {
                 sql("ROLLBACK TO run").and_then(|()| sql("RELEASE run")).map(|()| false)
+            };
+            match ended {
+                Ok(true) => tx.tally().release(),
+                _ => tx.tally().roll_back(),
             }
+            ended
         });
         match together {
             Ok(true) => {}
             Ok(false) => {
                 for job in jobs.iter_mut() {
-                    job.run(conn, true);
+                    job.run(tx, true);
                 }
             }
             Err(e) => {

@@ -14,6 +14,7 @@ use crate::quarantine::{decode_rows, quarantine_all};
 use crate::row::{TASK_COLUMNS, task_from_row, to_json, unavailable};
 use crate::row_key;
 use crate::update_sql::{Action, Bindings, GuardTerm, SetColumn};
+use crate::write_tx::WriteTx;
 
 /// The claim's candidate filter, spelled as the `tasks_claim` index's `WHERE`.
 pub(crate) const CLAIMABLE: &str =
@@ -39,7 +40,7 @@ pub(crate) const USAGE_SQL: &str = "SELECT tasks, argument_bytes FROM principal_
 
 /// Inserts a task, or returns the task its idempotency key is bound to,
 /// refusing it if it would pass `new.quota`.
-pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreError> {
+pub(crate) fn create(conn: &WriteTx, new: NewTask) -> Result<Created, StoreError> {
     let fingerprint = call_fingerprint(&new.tool, &new.arguments);
     if let Some(key) = &new.idempotency_key
         && let Some(existing) =
@@ -52,14 +53,16 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
     }
     if let Some(quota) = &new.quota {
         // Inside the writer's transaction: concurrent creations are
-        // serialised, so none can slip past the limit.
+        // serialised, so none can slip past the limit. What the table says
+        // plus this transaction's creations, not yet in it.
+        let principal = new.principal.as_deref().unwrap_or_default();
         let (tasks, bytes): (i64, i64) = conn
             .prepare_cached(USAGE_SQL)
-            .and_then(|mut s| {
-                s.query_row([new.principal.as_deref().unwrap_or_default()], |r| Ok((r.get(0)?, r.get(1)?))).optional()
-            })
+            .and_then(|mut s| s.query_row([principal], |r| Ok((r.get(0)?, r.get(1)?))).optional())
             .map_err(unavailable)?
             .unwrap_or_default();
+        let pending = counts::pending_usage(conn, principal);
+        let (tasks, bytes) = (tasks + pending.tasks, bytes + pending.argument_bytes);
         quota.admit(new.principal.as_deref(), tasks.max(0) as u64, bytes.max(0) as u64, argument_bytes(&new.arguments))?;
     }
     // The statement is the same text every time, so the cache prepares it once.
@@ -102,7 +105,7 @@ pub(crate) fn create(conn: &Connection, new: NewTask) -> Result<Created, StoreEr
         // The row holds exactly what `into_record` builds: answering with it
         // spares reading the row back and decoding its JSON again.
         Ok(1) => {
-            counts::count_created(conn, &new.tool, new.principal.as_deref(), arguments.len())?;
+            counts::count_created(conn, &new.tool, new.principal.as_deref(), arguments.len());
             Ok(Created { record: new.into_record(fingerprint), created: true })
         }
         Ok(n) => Err(StoreError::Unavailable(format!("insert of task {} wrote {n} rows", new.id))),
@@ -158,7 +161,7 @@ fn opt_text(s: Option<String>) -> Sql {
 /// `read_back` an applied change answers the row after it; without, `None`
 /// (no `RETURNING`, nothing decoded) unless it writes a dead letter, which
 /// is built from the row.
-pub(crate) fn apply(conn: &Connection, update: &GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, StoreError> {
+pub(crate) fn apply(conn: &WriteTx, update: &GuardedUpdate, read_back: bool) -> Result<UpdateOutcome, StoreError> {
     let GuardedUpdate { guard, update } = update;
     let id = &guard.id;
     let outcome = match update {
@@ -220,14 +223,15 @@ pub(crate) fn apply(conn: &Connection, update: &GuardedUpdate, read_back: bool) 
                 Some(_) => counts::counted_as(conn, id)?,
                 None => None,
             };
-            let count = |conn: &Connection| match (&counted, change.status) {
-                (Some(before), Some(to)) => counts::count_status_change(conn, before, to.as_str()),
-                _ => Ok(()),
+            let count = || {
+                if let (Some(before), Some(to)) = (&counted, change.status) {
+                    counts::count_status_change(conn, before, to.as_str());
+                }
             };
             if !returning {
                 let changed = conn.prepare_cached(&sql).and_then(|mut s| s.execute(params_from_iter(values)));
                 if changed.map_err(unavailable)? == 1 {
-                    count(conn)?;
+                    count();
                     if let Some(end) = &change.attempt_end {
                         insert_attempt(conn, id, change.now, end)?;
                     }
@@ -237,7 +241,7 @@ pub(crate) fn apply(conn: &Connection, update: &GuardedUpdate, read_back: bool) 
             }
             match one_task(conn, &sql, params_from_iter(values))? {
                 Some(record) => {
-                    count(conn)?;
+                    count();
                     if let Some(letter) = &change.dead_letter {
                         insert_dead_letter(conn, &record, letter)?;
                     }
@@ -338,7 +342,7 @@ pub(crate) fn claim_sql(with_tools: bool) -> String {
 /// Leases up to `limit` due tasks in one statement: the single writer makes
 /// the select-then-update atomic. A claimed row that does not decode is
 /// quarantined (failed in place) in the same transaction and not returned.
-pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
+pub(crate) fn claim(conn: &WriteTx, params: ClaimParams) -> Result<Vec<TaskRecord>, StoreError> {
     if params.limit == 0 {
         return Ok(Vec::new());
     }
@@ -365,7 +369,7 @@ pub(crate) fn claim(conn: &Connection, params: ClaimParams) -> Result<Vec<TaskRe
 }
 
 /// Creates the fresh task of a requeued dead letter and marks the letter.
-pub(crate) fn requeue_dead_letter(conn: &Connection, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
+pub(crate) fn requeue_dead_letter(conn: &WriteTx, task: &TaskId, new: NewTask) -> Result<TaskRecord, StoreError> {
     let requeued_as: Option<Option<String>> = conn
         .query_row("SELECT requeued_as FROM dead_letters WHERE task_id = ?1", [task.as_str()], |r| r.get(0))
         .optional()

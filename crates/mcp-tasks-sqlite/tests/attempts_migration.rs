@@ -27,7 +27,7 @@ async fn a_version_4_file_is_migrated_and_records_attempts_from_then_on() {
 
     let store = SqliteStore::open(&path).unwrap();
     let version: i64 = Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 9, "opening migrates to the latest version");
+    assert_eq!(version, 10, "opening migrates to the latest version");
     assert_eq!(get(&store, &task.id).await, task, "the migrated task is unchanged");
     assert!(store.attempts(&task.id).await.unwrap().is_empty(), "no history was kept before version 5");
 

@@ -54,7 +54,7 @@ async fn a_version_7_file_keeps_its_counts_and_a_creation_fires_no_trigger() {
     let store = SqliteStore::open(&path).unwrap();
     let conn = Connection::open(&path).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 9, "opening migrates to the latest version");
+    assert_eq!(version, 10, "opening migrates to the latest version");
     assert_eq!(trigger_programs(&conn, INSERT), 0, "a creation fires no trigger");
 
     // Counted once each, before the upgrade and after it.

@@ -112,5 +112,5 @@ async fn reopening_keeps_tasks_and_schema() {
     let app: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
     let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
-    assert_eq!((app, version, mode.as_str()), (0x4D43_5054, 9, "wal"));
+    assert_eq!((app, version, mode.as_str()), (0x4D43_5054, 10, "wal"));
 }

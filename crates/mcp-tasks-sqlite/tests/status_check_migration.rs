@@ -55,7 +55,7 @@ async fn a_version_6_file_is_migrated_and_its_status_check_builds_no_temporary_t
 
     let store = SqliteStore::open(&path).unwrap();
     let conn = Connection::open(&path).unwrap();
-    assert_eq!(user_version(&conn), 9, "opening migrates to the latest version");
+    assert_eq!(user_version(&conn), 10, "opening migrates to the latest version");
     assert_eq!(temporary_tables(&conn, INSERT), 0, "a creation builds no temporary table");
     assert_eq!(temporary_tables(&conn, COMPLETE), 0, "nor does a status change");
     let table: String = conn.query_row("SELECT sql FROM sqlite_schema WHERE name = 'tasks'", [], |r| r.get(0)).unwrap();

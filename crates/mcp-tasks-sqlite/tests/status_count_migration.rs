@@ -70,7 +70,7 @@ async fn a_version_8_file_keeps_its_counts_and_every_status_change_counts_itself
     let store = SqliteStore::open(&path).unwrap();
     let conn = Connection::open(&path).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 9, "opening migrates to the latest version");
+    assert_eq!(version, 10, "opening migrates to the latest version");
     assert_eq!(trigger_programs(&conn, STATUS_UPDATE), 0, "a status change fires no trigger");
     assert_counts_agree(&store, &path, "the upgrade").await;
     assert_eq!(store.count_by_status_and_tool().await.unwrap().values().sum::<u64>(), 2);
