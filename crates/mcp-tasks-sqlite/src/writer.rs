@@ -16,6 +16,11 @@
 //! which a rollback restores, and on arguments they keep) shares one
 //! savepoint; if any of them fails, the run is rolled back and each of its
 //! jobs runs again in its own savepoint, as every other job always does.
+//! A run that opens the transaction (the common case: a batch of creations
+//! and completions) needs no savepoint at all: if one of its jobs fails,
+//! the whole transaction, which holds nothing else, is rolled back and
+//! begun again. Then no page is copied into a sub-journal (≈ 6% of a
+//! creation's instructions with the shared savepoint).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
@@ -320,39 +325,60 @@ fn checkpoint_wal(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// `BEGIN IMMEDIATE`, with the tally emptied for the new transaction.
+fn begin(tx: &WriteTx) -> Result<(), StoreError> {
+    tx.tally().clear();
+    tx.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| StoreError::Unavailable(format!("cannot begin a write transaction: {e}")))
+}
+
+/// Rolls the open transaction back, if SQLite has not already.
+fn roll_back(tx: &WriteTx) {
+    tx.tally().clear();
+    if !tx.is_autocommit() {
+        let _ = tx.execute_batch("ROLLBACK");
+    }
+}
+
 /// Runs and commits one batch, counts it, then replies (counted first, so a
 /// caller that got its answer sees its write in the stats).
 fn commit_batch(tx: &WriteTx, batch: Vec<Job>, counters: &Counters) {
-    let began = tx.execute_batch("BEGIN IMMEDIATE");
-    let mut held: Vec<Box<dyn Pending>> = Vec::with_capacity(batch.len());
-    if let Err(e) = began {
-        let error = StoreError::Unavailable(format!("cannot begin a write transaction: {e}"));
+    if let Err(error) = begin(tx) {
         refuse(batch, &error);
         return;
     }
-    tx.tally().clear();
+    let mut held: Vec<Box<dyn Pending>> = Vec::with_capacity(batch.len());
     let mut run: Vec<Box<dyn Repeatable>> = Vec::new();
-    for job in batch {
+    // Until a write has run, the transaction holds nothing else: a run that
+    // fails then rolls the whole transaction back, so the run needs no
+    // savepoint (no page copied into a sub-journal).
+    let mut first = true;
+    let mut jobs = batch.into_iter();
+    while let Some(job) = jobs.next() {
         match job {
             Job::Repeatable(job) => run.push(job),
             Job::Once(job) => {
-                run_together(tx, &mut run, &mut held);
+                if let Err(error) = run_together(tx, &mut run, &mut held, first) {
+                    give_up(held, std::iter::once(Job::Once(job)).chain(jobs), &error);
+                    return;
+                }
+                first = false;
                 held.push(job(Some(tx)));
             }
         }
     }
-    run_together(tx, &mut run, &mut held);
+    if let Err(error) = run_together(tx, &mut run, &mut held, first) {
+        give_up(held, std::iter::empty(), &error);
+        return;
+    }
     // The batch's count changes go in with it, or nothing does.
-    let counted = tx.tally().write(tx);
-    let commit = counted
+    let commit = tx
+        .tally()
+        .write(tx)
         .and_then(|()| tx.execute_batch("COMMIT").map_err(|e| StoreError::Unavailable(format!("commit failed: {e}"))))
-        .map_err(|e| {
-            tx.tally().clear();
-            if !tx.is_autocommit() {
-                let _ = tx.execute_batch("ROLLBACK");
-            }
+        .inspect_err(|e| {
+            roll_back(tx);
             tracing::error!(error = %e, "group commit failed; {} jobs rolled back", held.len());
-            e
         });
     if commit.is_ok() {
         counters.commits.fetch_add(1, Ordering::Relaxed);
@@ -363,40 +389,89 @@ fn commit_batch(tx: &WriteTx, batch: Vec<Job>, counters: &Counters) {
     }
 }
 
-/// Runs `jobs` under one savepoint, again each in its own if one failed
-/// (after rolling the others back), and holds their results.
-fn run_together(tx: &WriteTx, jobs: &mut Vec<Box<dyn Repeatable>>, held: &mut Vec<Box<dyn Pending>>) {
-    let sql = |sql: &str| savepoint_sql(tx, sql).map_err(|e| StoreError::Unavailable(format!("{sql}: {e}")));
+/// The transaction was lost: answers the jobs that ran and those that did
+/// not with `error`; nothing is committed.
+fn give_up(held: Vec<Box<dyn Pending>>, unrun: impl Iterator<Item = Job>, error: &StoreError) {
+    tracing::error!(error = %error, "write transaction lost; {} jobs not committed", held.len());
+    for pending in held {
+        pending.reply(Err(error.clone()));
+    }
+    refuse(unrun.collect(), error);
+}
+
+/// How a run of repeatable writes went when run together.
+enum Together {
+    /// Every write succeeded; their results stand.
+    Succeeded,
+    /// One failed and the run was rolled back: each must run again alone.
+    RolledBack,
+    /// Rolling back or beginning again failed: each fails with this error
+    /// (and, if the transaction was lost, so does the rest of the batch).
+    Broken { error: StoreError, transaction_lost: bool },
+}
+
+/// Runs `jobs` together (under one savepoint, or with none if `first`),
+/// again each in its own savepoint if one failed, and holds their results.
+/// An error means the transaction was lost (the jobs are held, failed).
+fn run_together(
+    tx: &WriteTx,
+    jobs: &mut Vec<Box<dyn Repeatable>>,
+    held: &mut Vec<Box<dyn Pending>>,
+    first: bool,
+) -> Result<(), StoreError> {
+    let mut lost = None;
     if !jobs.is_empty() {
-        let together = sql("SAVEPOINT run").and_then(|()| {
-            tx.tally().savepoint();
-            let all_ok = jobs.iter_mut().all(|job| job.run(tx, false)); // stops at the first failure
-            let ended = if all_ok {
-                sql("RELEASE run").map(|()| true)
-            } else {
-                sql("ROLLBACK TO run").and_then(|()| sql("RELEASE run")).map(|()| false)
-            };
-            match ended {
-                Ok(true) => tx.tally().release(),
-                _ => tx.tally().roll_back(),
-            }
-            ended
-        });
+        let together = if first { together_first(tx, jobs) } else { together_in_savepoint(tx, jobs) };
         match together {
-            Ok(true) => {}
-            Ok(false) => {
+            Together::Succeeded => {}
+            Together::RolledBack => {
                 for job in jobs.iter_mut() {
                     job.run(tx, true);
                 }
             }
-            Err(e) => {
+            Together::Broken { error, transaction_lost } => {
                 for job in jobs.iter_mut() {
-                    job.fail(e.clone());
+                    job.fail(error.clone());
                 }
+                lost = transaction_lost.then_some(error);
             }
         }
     }
     held.extend(jobs.drain(..).map(|job| job.held()));
+    lost.map_or(Ok(()), Err)
+}
+
+/// Runs the transaction's first jobs with no savepoint; if one fails, rolls
+/// the transaction back and begins another.
+fn together_first(tx: &WriteTx, jobs: &mut [Box<dyn Repeatable>]) -> Together {
+    if jobs.iter_mut().all(|job| job.run(tx, false)) {
+        return Together::Succeeded;
+    }
+    roll_back(tx);
+    match begin(tx) {
+        Ok(()) => Together::RolledBack,
+        Err(error) => Together::Broken { error, transaction_lost: true },
+    }
+}
+
+/// Runs jobs after others in the transaction under one savepoint.
+fn together_in_savepoint(tx: &WriteTx, jobs: &mut [Box<dyn Repeatable>]) -> Together {
+    let sql = |sql: &str| savepoint_sql(tx, sql).map_err(|e| StoreError::Unavailable(format!("{sql}: {e}")));
+    if let Err(error) = sql("SAVEPOINT run") {
+        return Together::Broken { error, transaction_lost: false };
+    }
+    tx.tally().savepoint();
+    let all_ok = jobs.iter_mut().all(|job| job.run(tx, false)); // stops at the first failure
+    let ended = if all_ok {
+        sql("RELEASE run").map(|()| Together::Succeeded)
+    } else {
+        sql("ROLLBACK TO run").and_then(|()| sql("RELEASE run")).map(|()| Together::RolledBack)
+    };
+    match ended {
+        Ok(Together::Succeeded) => tx.tally().release(),
+        _ => tx.tally().roll_back(),
+    }
+    ended.unwrap_or_else(|error| Together::Broken { error, transaction_lost: false })
 }
 
 #[cfg(test)]
@@ -426,10 +501,72 @@ mod tests {
         StoreError::Unavailable(e.to_string())
     }
 
+    /// Polls `job` once, so it is queued (in order) while the writer is held.
+    async fn queue<F: Future + Unpin>(job: &mut F) {
+        std::future::poll_fn(|cx| {
+            assert!(std::pin::Pin::new(&mut *job).poll(cx).is_pending(), "the writer is held");
+            std::task::Poll::Ready(())
+        })
+        .await;
+    }
+
+    /// Holds the writer with a job until the returned sender is used.
+    async fn hold(writer: &Arc<Writer>) -> (std_mpsc::Sender<()>, tokio::task::JoinHandle<Result<(), StoreError>>) {
+        let (release, held) = std_mpsc::channel::<()>();
+        let (started, running) = tokio::sync::oneshot::channel::<()>();
+        let writer = Arc::clone(writer);
+        let holder = tokio::spawn(async move {
+            writer
+                .write(move |_| {
+                    started.send(()).unwrap();
+                    held.recv().unwrap();
+                    Ok(())
+                })
+                .await
+        });
+        running.await.unwrap();
+        (release, holder)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_transaction_that_cannot_begin_again_after_a_failed_first_run_fails_the_whole_batch() {
+        let (_dir, writer, path) = writer();
+        let (release, holder) = hold(&writer).await;
+        let mut kept = Box::pin(
+            writer.write_repeatable(|conn| conn.execute("INSERT INTO t VALUES (1)", []).map(drop).map_err(unavailable)),
+        );
+        queue(&mut kept).await;
+        // Fails after turning writes off, so the transaction begun again
+        // after rolling the run back cannot begin.
+        let mut breaks = Box::pin(writer.write_repeatable(|conn| {
+            conn.pragma_update(None, "query_only", true).map_err(unavailable)?;
+            Err::<(), _>(StoreError::Unavailable("refused".into()))
+        }));
+        queue(&mut breaks).await;
+        let mut after =
+            Box::pin(writer.write(|conn| conn.execute("INSERT INTO t VALUES (2)", []).map(drop).map_err(unavailable)));
+        queue(&mut after).await;
+        release.send(()).unwrap();
+        holder.await.unwrap().unwrap();
+        for (name, result) in [("kept", kept.await), ("breaks", breaks.await), ("after", after.await)] {
+            assert!(
+                matches!(&result, Err(StoreError::Unavailable(m)) if m.contains("cannot begin a write transaction")),
+                "{name}: {result:?}"
+            );
+        }
+        assert_eq!(writer.stats().commits, 1, "only the holder's batch committed");
+        assert!(rows(&path).is_empty(), "nothing of the lost batch was kept");
+    }
+
     /// Queues repeatable jobs behind a job holding the writer, so they share
     /// one batch: job `k` inserts `10 k`, and a `fails` job then inserts a
     /// duplicate (a failure after a write). Returns each job's runs and result.
     async fn one_batch(fails: &[bool]) -> (Vec<usize>, Vec<Result<(), StoreError>>, Vec<i64>) {
+        one_batch_after(None, fails).await
+    }
+
+    /// Like `one_batch`, after a job that runs once inserting `once` if given.
+    async fn one_batch_after(once: Option<i64>, fails: &[bool]) -> (Vec<usize>, Vec<Result<(), StoreError>>, Vec<i64>) {
         let (_dir, writer, path) = writer();
         let (release, held) = std_mpsc::channel::<()>();
         let (started, running) = tokio::sync::oneshot::channel::<()>();
@@ -446,6 +583,16 @@ mod tests {
             })
         };
         running.await.unwrap();
+        let mut once_job = once.map(|x| {
+            Box::pin(writer.write(move |conn| conn.execute("INSERT INTO t VALUES (?1)", [x]).map(drop).map_err(unavailable)))
+        });
+        if let Some(job) = once_job.as_mut() {
+            std::future::poll_fn(|cx| {
+                assert!(job.as_mut().poll(cx).is_pending(), "the writer is held");
+                std::task::Poll::Ready(())
+            })
+            .await;
+        }
         let runs: Arc<Vec<AtomicUsize>> = Arc::new(fails.iter().map(|_| AtomicUsize::new(0)).collect());
         let mut jobs = Vec::new();
         for (k, &fail) in fails.iter().enumerate() {
@@ -468,6 +615,9 @@ mod tests {
         }
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();
+        if let Some(job) = once_job {
+            job.await.unwrap();
+        }
         let mut results = Vec::new();
         for job in jobs {
             results.push(job.await);
@@ -483,6 +633,17 @@ mod tests {
         assert_eq!(runs, vec![1, 1, 1]);
         assert!(results.iter().all(Result::is_ok), "{results:?}");
         assert_eq!(rows, vec![0, 10, 20]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_in_a_run_after_a_job_that_runs_once_undoes_only_that_job() {
+        // The run shares the transaction with a job that ran once (it cannot
+        // run again): the run's savepoint, not the transaction, is rolled back.
+        let (runs, results, rows) = one_batch_after(Some(5), &[false, true, false]).await;
+        assert_eq!(runs, vec![2, 2, 1]);
+        assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+        assert!(results[1].is_err(), "{:?}", results[1]);
+        assert_eq!(rows, vec![0, 5, 20], "the job run once kept its row, the failed job's insert was undone");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
