@@ -568,30 +568,12 @@ mod tests {
     /// Like `one_batch`, after a job that runs once inserting `once` if given.
     async fn one_batch_after(once: Option<i64>, fails: &[bool]) -> (Vec<usize>, Vec<Result<(), StoreError>>, Vec<i64>) {
         let (_dir, writer, path) = writer();
-        let (release, held) = std_mpsc::channel::<()>();
-        let (started, running) = tokio::sync::oneshot::channel::<()>();
-        let holder = {
-            let writer = Arc::clone(&writer);
-            tokio::spawn(async move {
-                writer
-                    .write(move |_| {
-                        started.send(()).unwrap();
-                        held.recv().unwrap();
-                        Ok(())
-                    })
-                    .await
-            })
-        };
-        running.await.unwrap();
+        let (release, holder) = hold(&writer).await;
         let mut once_job = once.map(|x| {
             Box::pin(writer.write(move |conn| conn.execute("INSERT INTO t VALUES (?1)", [x]).map(drop).map_err(unavailable)))
         });
         if let Some(job) = once_job.as_mut() {
-            std::future::poll_fn(|cx| {
-                assert!(job.as_mut().poll(cx).is_pending(), "the writer is held");
-                std::task::Poll::Ready(())
-            })
-            .await;
+            queue(job).await;
         }
         let runs: Arc<Vec<AtomicUsize>> = Arc::new(fails.iter().map(|_| AtomicUsize::new(0)).collect());
         let mut jobs = Vec::new();
@@ -605,12 +587,7 @@ mod tests {
                 }
                 Ok(())
             }));
-            // Polled once, the job is queued (in order) while the holder runs.
-            std::future::poll_fn(|cx| {
-                assert!(job.as_mut().poll(cx).is_pending(), "the writer is held");
-                std::task::Poll::Ready(())
-            })
-            .await;
+            queue(&mut job).await;
             jobs.push(job);
         }
         release.send(()).unwrap();
@@ -628,7 +605,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn repeatable_jobs_that_all_succeed_run_once_under_one_savepoint() {
+    async fn repeatable_jobs_that_all_succeed_run_once_together() {
         let (runs, results, rows) = one_batch(&[false, false, false]).await;
         assert_eq!(runs, vec![1, 1, 1]);
         assert!(results.iter().all(Result::is_ok), "{results:?}");
