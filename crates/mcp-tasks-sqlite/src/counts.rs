@@ -3,7 +3,7 @@
 //! principal, for quotas) — kept by the writer in the transaction of the
 //! writes they count.
 //!
-//! A write adds its change to the writer's [`Tally`] in memory; the tally
+//! A write adds its change to the writer's tally (`tally.rs`) in memory; the tally
 //! reaches the tables just before the transaction commits, one statement per
 //! (tool, status) pair and per principal the batch touched. Two or three
 //! statements a creation or status change became a few a batch (6% of a
@@ -17,22 +17,13 @@
 //! (schema version 10 made the deletion triggers add theirs too), so the
 //! order in which the tally and the triggers reach them does not matter.
 
-use std::collections::HashMap;
-
 use mcp_tasks_core::TaskId;
 use mcp_tasks_store::StoreError;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::row::unavailable;
+use crate::tally::{CountedAs, Usage};
 use crate::write_tx::WriteTx;
-
-/// A task's tool and status as stored before a change: what a status
-/// change moves its count away from.
-#[derive(Debug)]
-pub(crate) struct CountedAs {
-    tool: String,
-    status: String,
-}
 
 /// The row of `task_counts` task `id` is counted in, `None` if it is gone.
 /// Read in the writer's transaction just before the change, so nothing can
@@ -58,234 +49,5 @@ pub(crate) fn count_status_change(tx: &WriteTx, before: &CountedAs, to: &str) {
 /// What principal `principal` (`''` for none) holds beyond what
 /// `principal_usage` says: the uncommitted creations of this transaction.
 pub(crate) fn pending_usage(tx: &WriteTx, principal: &str) -> Usage {
-    tx.tally().levels.iter().filter_map(|level| level.usage.get(principal)).fold(Usage::default(), |sum, u| Usage {
-        tasks: sum.tasks + u.tasks,
-        argument_bytes: sum.argument_bytes + u.argument_bytes,
-    })
-}
-
-/// Tasks and argument bytes a principal holds (or a change to them).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Usage {
-    /// Tasks.
-    pub(crate) tasks: i64,
-    /// Bytes of their arguments' JSON text.
-    pub(crate) argument_bytes: i64,
-}
-
-/// The count changes of one savepoint level.
-#[derive(Debug, Default)]
-struct Deltas {
-    /// Change in tasks per (tool, status): few pairs, so a list.
-    tasks: Vec<(String, String, i64)>,
-    /// Change in usage per principal (`''` for none): up to a batch's worth.
-    usage: HashMap<String, Usage>,
-}
-
-impl Deltas {
-    fn add_tasks(&mut self, tool: &str, status: &str, delta: i64) {
-        match self.tasks.iter_mut().find(|(t, s, _)| t == tool && s == status) {
-            Some((_, _, n)) => *n += delta,
-            None => self.tasks.push((tool.to_owned(), status.to_owned(), delta)),
-        }
-    }
-
-    fn usage_of(&mut self, principal: &str) -> &mut Usage {
-        if !self.usage.contains_key(principal) {
-            self.usage.insert(principal.to_owned(), Usage::default());
-        }
-        self.usage.get_mut(principal).expect("just inserted")
-    }
-
-    fn absorb(&mut self, other: Deltas) {
-        for (tool, status, delta) in other.tasks {
-            self.add_tasks(&tool, &status, delta);
-        }
-        for (principal, u) in other.usage {
-            let usage = self.usage.entry(principal).or_default();
-            usage.tasks += u.tasks;
-            usage.argument_bytes += u.argument_bytes;
-        }
-    }
-}
-
-/// The count changes the writer's open transaction made that are not yet
-/// in the tables, one level per open savepoint (the transaction itself at
-/// the bottom): releasing a savepoint keeps its level's changes, rolling it
-/// back drops them, as SQLite does with the rows.
-#[derive(Debug)]
-pub(crate) struct Tally {
-    levels: Vec<Deltas>,
-}
-
-impl Default for Tally {
-    fn default() -> Self {
-        Tally { levels: vec![Deltas::default()] }
-    }
-}
-
-impl Tally {
-    fn top(&mut self) -> &mut Deltas {
-        self.levels.last_mut().expect("the transaction's level is never popped")
-    }
-
-    /// One more `working` task of `tool`, and one more task and `bytes` of
-    /// arguments for `principal`.
-    fn created(&mut self, tool: &str, principal: &str, bytes: i64) {
-        let top = self.top();
-        top.add_tasks(tool, "working", 1);
-        let usage = top.usage_of(principal);
-        usage.tasks += 1;
-        usage.argument_bytes += bytes;
-    }
-
-    /// A task that was `before` is now `to`.
-    fn status_change(&mut self, before: &CountedAs, to: &str) {
-        if before.status != to {
-            let top = self.top();
-            top.add_tasks(&before.tool, &before.status, -1);
-            top.add_tasks(&before.tool, to, 1);
-        }
-    }
-
-    /// A savepoint opened.
-    pub(crate) fn savepoint(&mut self) {
-        self.levels.push(Deltas::default());
-    }
-
-    /// The innermost savepoint was released: its changes stay.
-    pub(crate) fn release(&mut self) {
-        if self.levels.len() > 1 {
-            let released = self.levels.pop().expect("more than one level");
-            self.top().absorb(released);
-        }
-    }
-
-    /// The innermost savepoint was rolled back (and released): its changes go.
-    pub(crate) fn roll_back(&mut self) {
-        if self.levels.len() > 1 {
-            self.levels.pop();
-        }
-    }
-
-    /// Forgets everything: the transaction rolled back, or a new one begins.
-    pub(crate) fn clear(&mut self) {
-        *self = Tally::default();
-    }
-
-    /// Adds the transaction's changes to the tables (every savepoint must
-    /// have ended) and forgets them.
-    pub(crate) fn write(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        debug_assert_eq!(self.levels.len(), 1, "a savepoint is still open");
-        let changes = std::mem::take(self.top());
-        if changes.tasks.iter().any(|(_, _, n)| *n != 0) {
-            let mut add = conn
-                .prepare_cached(
-                    "INSERT INTO task_counts (tool, status, tasks) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (tool, status) DO UPDATE SET tasks = tasks + excluded.tasks",
-                )
-                .map_err(unavailable)?;
-            for (tool, status, n) in changes.tasks.iter().filter(|(_, _, n)| *n != 0) {
-                add.execute(params![tool, status, n]).map_err(unavailable)?;
-            }
-        }
-        if !changes.usage.is_empty() {
-            let mut add = conn
-                .prepare_cached(
-                    "INSERT INTO principal_usage (principal, tasks, argument_bytes) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (principal) DO UPDATE SET tasks = tasks + excluded.tasks, \
-                       argument_bytes = argument_bytes + excluded.argument_bytes",
-                )
-                .map_err(unavailable)?;
-            for (principal, u) in changes.usage.iter().filter(|(_, u)| **u != Usage::default()) {
-                add.execute(params![principal, u.tasks, u.argument_bytes]).map_err(unavailable)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tables() -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE task_counts (tool TEXT NOT NULL, status TEXT NOT NULL, tasks INTEGER NOT NULL, \
-               PRIMARY KEY (tool, status)) STRICT, WITHOUT ROWID;
-             CREATE TABLE principal_usage (principal TEXT NOT NULL PRIMARY KEY, tasks INTEGER NOT NULL, \
-               argument_bytes INTEGER NOT NULL) STRICT;
-             INSERT INTO task_counts VALUES ('report', 'working', 5);
-             INSERT INTO principal_usage VALUES ('alice', 5, 500);",
-        )
-        .unwrap();
-        conn
-    }
-
-    fn rows(conn: &Connection, sql: &str) -> Vec<(String, i64, i64)> {
-        let mut stmt = conn.prepare(sql).unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
-    }
-
-    fn counts(conn: &Connection) -> Vec<(String, i64, i64)> {
-        rows(conn, "SELECT tool || '/' || status, tasks, 0 FROM task_counts ORDER BY 1")
-    }
-
-    fn usage(conn: &Connection) -> Vec<(String, i64, i64)> {
-        rows(conn, "SELECT principal, tasks, argument_bytes FROM principal_usage ORDER BY 1")
-    }
-
-    fn created(tally: &mut Tally, principal: &str, bytes: i64) {
-        tally.created("report", principal, bytes);
-    }
-
-    #[test]
-    fn released_savepoints_keep_their_changes_and_rolled_back_ones_drop_them() {
-        let conn = tables();
-        let mut tally = Tally::default();
-        created(&mut tally, "alice", 10);
-        tally.savepoint();
-        created(&mut tally, "bob", 20);
-        tally.savepoint();
-        created(&mut tally, "carol", 30);
-        tally.roll_back();
-        tally.release();
-        tally.savepoint();
-        created(&mut tally, "dave", 40);
-        tally.roll_back();
-        tally.write(&conn).unwrap();
-        assert_eq!(counts(&conn), vec![("report/working".into(), 7, 0)]);
-        assert_eq!(usage(&conn), vec![("alice".into(), 6, 510), ("bob".into(), 1, 20)]);
-        // Written once: a second write adds nothing.
-        tally.write(&conn).unwrap();
-        assert_eq!(counts(&conn), vec![("report/working".into(), 7, 0)]);
-    }
-
-    #[test]
-    fn a_status_change_moves_one_task_a_same_status_change_nothing_and_net_zero_pairs_write_nothing() {
-        let conn = tables();
-        let mut tally = Tally::default();
-        created(&mut tally, "alice", 10);
-        let before = CountedAs { tool: "report".into(), status: "working".into() };
-        tally.status_change(&before, "completed");
-        tally.status_change(&CountedAs { tool: "report".into(), status: "completed".into() }, "completed");
-        assert_eq!(tally.top().tasks.iter().find(|(_, s, _)| s == "working").map(|t| t.2), Some(0));
-        tally.write(&conn).unwrap();
-        assert_eq!(counts(&conn), vec![("report/completed".into(), 1, 0), ("report/working".into(), 5, 0)]);
-        assert_eq!(usage(&conn), vec![("alice".into(), 6, 510)]);
-    }
-
-    #[test]
-    fn clearing_forgets_every_level() {
-        let conn = tables();
-        let mut tally = Tally::default();
-        created(&mut tally, "alice", 10);
-        tally.savepoint();
-        created(&mut tally, "alice", 10);
-        tally.clear();
-        tally.write(&conn).unwrap();
-        assert_eq!(counts(&conn), vec![("report/working".into(), 5, 0)]);
-        assert_eq!(usage(&conn), vec![("alice".into(), 5, 500)]);
-    }
+    tx.tally().pending_usage(principal)
 }

@@ -37,6 +37,7 @@ mod serve_lock;
 mod store;
 #[cfg(test)]
 mod sub_journal;
+mod tally;
 mod update_sql;
 mod write_tx;
 mod writer;

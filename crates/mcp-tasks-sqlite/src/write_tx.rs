@@ -1,13 +1,13 @@
 //! What a write runs on: the writer thread's connection, inside the open
 //! group-commit transaction, and the count changes of that transaction
-//! not yet written to the count tables (`counts.rs`).
+//! not yet written to the count tables (`tally.rs`).
 
 use std::cell::{RefCell, RefMut};
 use std::ops::Deref;
 
 use rusqlite::Connection;
 
-use crate::counts::Tally;
+use crate::tally::Tally;
 
 /// The writer's connection and its transaction's pending count changes.
 /// Dereferences to the connection, so a write that counts nothing takes a
