@@ -5,10 +5,7 @@
 //! back and replayed — leave `task_counts` and `principal_usage` equal to
 //! what the table holds, and a quota counts the batch's own creations.
 
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
-use std::sync::mpsc as std_mpsc;
 
 use mcp_tasks_core::TaskStatus;
 use mcp_tasks_store::conformance::support::{at, create, new_task};
@@ -16,31 +13,7 @@ use mcp_tasks_store::{Change, Created, Guard, GuardedUpdate, NewTask, Quota, Sto
 use rusqlite::Connection;
 
 use crate::SqliteStore;
-
-type Queued<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// Polls `job` once, so it is queued behind the job holding the writer.
-async fn queue<T>(job: &mut Queued<'_, T>) {
-    std::future::poll_fn(|cx| {
-        assert!(job.as_mut().poll(cx).is_pending(), "the writer is held");
-        std::task::Poll::Ready(())
-    })
-    .await;
-}
-
-/// Holds the writer until the returned sender is used or dropped.
-async fn hold(store: &SqliteStore) -> (std_mpsc::Sender<()>, Queued<'_, Result<(), StoreError>>) {
-    let (release, held) = std_mpsc::channel::<()>();
-    let (started, running) = tokio::sync::oneshot::channel::<()>();
-    let mut holder: Queued<'_, Result<(), StoreError>> = Box::pin(store.writer.write(move |_| {
-        started.send(()).unwrap();
-        let _ = held.recv();
-        Ok(())
-    }));
-    queue(&mut holder).await;
-    running.await.unwrap();
-    (release, holder)
-}
+use crate::writer::held::{hold, queue};
 
 /// Rows of (key, tasks, bytes).
 type Counts = Vec<(String, i64, i64)>;
@@ -95,7 +68,7 @@ async fn one_batch(store: &SqliteStore) -> Vec<Result<Created, StoreError>> {
     let two = Some(Quota { max_tasks: Some(2), max_argument_bytes: None });
     let fleeting = of("zed", "fresh", 1, None);
     let id = fleeting.id.clone();
-    let (release, holder) = hold(store).await;
+    let (release, holder) = hold(&store.writer).await;
 
     let mut first = store.create(fleeting);
     queue(&mut first).await;

@@ -4,24 +4,12 @@
 //! then give the outcome it would have given the first time, so none may
 //! consume what it was given on its first run.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::mpsc as std_mpsc;
-
 use mcp_tasks_core::{TaskId, TaskStatus};
 use mcp_tasks_store::conformance::support::{at, claim_params, create, get, ids, new_task};
 use mcp_tasks_store::{Change, Guard, GuardedUpdate, NewTask, StoreError, TaskStore, UpdateOutcome};
 
 use crate::SqliteStore;
-
-/// Polls `job` once, so it is queued behind the job holding the writer.
-async fn queue<T>(job: &mut Pin<Box<dyn Future<Output = T> + Send + '_>>) {
-    std::future::poll_fn(|cx| {
-        assert!(job.as_mut().poll(cx).is_pending(), "the writer is held");
-        std::task::Poll::Ready(())
-    })
-    .await;
-}
+use crate::writer::held::{hold, queue};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_run_again_after_their_run_failed_keep_one_outcome_each() {
@@ -30,16 +18,7 @@ async fn writes_run_again_after_their_run_failed_keep_one_outcome_each() {
     let first = create(&store, new_task("report", at(0))).await;
     let second = create(&store, new_task("report", at(1))).await;
 
-    let (release, held) = std_mpsc::channel::<()>();
-    let (started, running) = tokio::sync::oneshot::channel::<()>();
-    let mut holder: Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + '_>> =
-        Box::pin(store.writer.write(move |_| {
-            started.send(()).unwrap();
-            held.recv().unwrap();
-            Ok(())
-        }));
-    queue(&mut holder).await;
-    running.await.unwrap();
+    let (release, holder) = hold(&store.writer).await;
     let before = store.write_stats();
 
     // One batch, in this order: an update, a claim, poll instants, then a

@@ -359,7 +359,7 @@ fn commit_batch(tx: &WriteTx, batch: Vec<Job>, counters: &Counters) {
             Job::Repeatable(job) => run.push(job),
             Job::Once(job) => {
                 if let Err(error) = run_together(tx, &mut run, &mut held, first) {
-                    give_up(held, std::iter::once(Job::Once(job)).chain(jobs), &error);
+                    give_up(tx, held, std::iter::once(Job::Once(job)).chain(jobs), &error);
                     return;
                 }
                 first = false;
@@ -368,7 +368,7 @@ fn commit_batch(tx: &WriteTx, batch: Vec<Job>, counters: &Counters) {
         }
     }
     if let Err(error) = run_together(tx, &mut run, &mut held, first) {
-        give_up(held, std::iter::empty(), &error);
+        give_up(tx, held, std::iter::empty(), &error);
         return;
     }
     // The batch's count changes go in with it, or nothing does.
@@ -390,8 +390,10 @@ fn commit_batch(tx: &WriteTx, batch: Vec<Job>, counters: &Counters) {
 }
 
 /// The transaction was lost: answers the jobs that ran and those that did
-/// not with `error`; nothing is committed.
-fn give_up(held: Vec<Box<dyn Pending>>, unrun: impl Iterator<Item = Job>, error: &StoreError) {
+/// not with `error`; nothing is committed (and nothing is left open, should
+/// the rollback before the failed `BEGIN` itself have failed).
+fn give_up(tx: &WriteTx, held: Vec<Box<dyn Pending>>, unrun: impl Iterator<Item = Job>, error: &StoreError) {
+    roll_back(tx);
     tracing::error!(error = %error, "write transaction lost; {} jobs not committed", held.len());
     for pending in held {
         pending.reply(Err(error.clone()));
@@ -474,12 +476,51 @@ fn together_in_savepoint(tx: &WriteTx, jobs: &mut [Box<dyn Repeatable>]) -> Toge
     ended.unwrap_or_else(|error| Together::Broken { error, transaction_lost: false })
 }
 
+/// For tests: holds the writer thread with a job, so that writes queued
+/// meanwhile run in its next batch, together, in the order they were queued.
 #[cfg(test)]
-mod tests {
+pub(crate) mod held {
     use std::future::Future;
-    use std::sync::atomic::AtomicUsize;
+    use std::pin::Pin;
     use std::sync::mpsc as std_mpsc;
 
+    use mcp_tasks_store::StoreError;
+
+    use super::Writer;
+
+    /// A write that has been sent (or is about to be) and not yet awaited.
+    pub(crate) type Queued<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+    /// Polls `job` once, so it is queued behind the job holding the writer.
+    pub(crate) async fn queue<F: Future + Unpin>(job: &mut F) {
+        std::future::poll_fn(|cx| {
+            assert!(Pin::new(&mut *job).poll(cx).is_pending(), "the writer is held");
+            std::task::Poll::Ready(())
+        })
+        .await;
+    }
+
+    /// Holds `writer` with a job until the returned sender is used or dropped;
+    /// the job's future, awaited after that, gives its result.
+    pub(crate) async fn hold(writer: &Writer) -> (std_mpsc::Sender<()>, Queued<'_, Result<(), StoreError>>) {
+        let (release, held) = std_mpsc::channel::<()>();
+        let (started, running) = tokio::sync::oneshot::channel::<()>();
+        let mut holder: Queued<'_, Result<(), StoreError>> = Box::pin(writer.write(move |_| {
+            started.send(()).unwrap();
+            let _ = held.recv();
+            Ok(())
+        }));
+        queue(&mut holder).await;
+        running.await.unwrap();
+        (release, holder)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::held::{hold, queue};
     use super::*;
 
     fn writer() -> (tempfile::TempDir, Arc<Writer>, std::path::PathBuf) {
@@ -501,33 +542,6 @@ mod tests {
         StoreError::Unavailable(e.to_string())
     }
 
-    /// Polls `job` once, so it is queued (in order) while the writer is held.
-    async fn queue<F: Future + Unpin>(job: &mut F) {
-        std::future::poll_fn(|cx| {
-            assert!(std::pin::Pin::new(&mut *job).poll(cx).is_pending(), "the writer is held");
-            std::task::Poll::Ready(())
-        })
-        .await;
-    }
-
-    /// Holds the writer with a job until the returned sender is used.
-    async fn hold(writer: &Arc<Writer>) -> (std_mpsc::Sender<()>, tokio::task::JoinHandle<Result<(), StoreError>>) {
-        let (release, held) = std_mpsc::channel::<()>();
-        let (started, running) = tokio::sync::oneshot::channel::<()>();
-        let writer = Arc::clone(writer);
-        let holder = tokio::spawn(async move {
-            writer
-                .write(move |_| {
-                    started.send(()).unwrap();
-                    held.recv().unwrap();
-                    Ok(())
-                })
-                .await
-        });
-        running.await.unwrap();
-        (release, holder)
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_transaction_that_cannot_begin_again_after_a_failed_first_run_fails_the_whole_batch() {
         let (_dir, writer, path) = writer();
@@ -547,7 +561,7 @@ mod tests {
             Box::pin(writer.write(|conn| conn.execute("INSERT INTO t VALUES (2)", []).map(drop).map_err(unavailable)));
         queue(&mut after).await;
         release.send(()).unwrap();
-        holder.await.unwrap().unwrap();
+        holder.await.unwrap();
         for (name, result) in [("kept", kept.await), ("breaks", breaks.await), ("after", after.await)] {
             assert!(
                 matches!(&result, Err(StoreError::Unavailable(m)) if m.contains("cannot begin a write transaction")),
@@ -591,7 +605,7 @@ mod tests {
             jobs.push(job);
         }
         release.send(()).unwrap();
-        holder.await.unwrap().unwrap();
+        holder.await.unwrap();
         if let Some(job) = once_job {
             job.await.unwrap();
         }
