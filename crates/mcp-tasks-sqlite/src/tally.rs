@@ -28,6 +28,13 @@ pub(crate) struct Usage {
     pub(crate) argument_bytes: i64,
 }
 
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.tasks += other.tasks;
+        self.argument_bytes += other.argument_bytes;
+    }
+}
+
 /// The count changes of one savepoint level.
 #[derive(Debug, Default)]
 struct Deltas {
@@ -57,9 +64,7 @@ impl Deltas {
             self.add_tasks(&tool, &status, delta);
         }
         for (principal, u) in other.usage {
-            let usage = self.usage.entry(principal).or_default();
-            usage.tasks += u.tasks;
-            usage.argument_bytes += u.argument_bytes;
+            *self.usage.entry(principal).or_default() += u;
         }
     }
 }
@@ -89,9 +94,7 @@ impl Tally {
     pub(crate) fn created(&mut self, tool: &str, principal: &str, bytes: i64) {
         let top = self.top();
         top.add_tasks(tool, "working", 1);
-        let usage = top.usage_of(principal);
-        usage.tasks += 1;
-        usage.argument_bytes += bytes;
+        *top.usage_of(principal) += Usage { tasks: 1, argument_bytes: bytes };
     }
 
     /// A task that was `before` is now `to`.
@@ -106,10 +109,11 @@ impl Tally {
     /// What `principal` holds beyond what `principal_usage` says: this
     /// transaction's uncommitted creations.
     pub(crate) fn pending_usage(&self, principal: &str) -> Usage {
-        self.levels.iter().filter_map(|level| level.usage.get(principal)).fold(Usage::default(), |sum, u| Usage {
-            tasks: sum.tasks + u.tasks,
-            argument_bytes: sum.argument_bytes + u.argument_bytes,
-        })
+        let mut pending = Usage::default();
+        for usage in self.levels.iter().filter_map(|level| level.usage.get(principal)) {
+            pending += *usage;
+        }
+        pending
     }
 
     /// A savepoint opened.
