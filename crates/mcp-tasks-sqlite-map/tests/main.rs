@@ -1,0 +1,3 @@
+//! The integration tests of mcp-tasks-sqlite-map, one binary.
+
+mod shared_mapping;
