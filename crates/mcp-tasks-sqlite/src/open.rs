@@ -69,22 +69,24 @@ const WRITER_TEMP_STORE: &str = "MEMORY";
 
 /// Bytes of the database file a read connection maps into memory (`PRAGMA
 /// mmap_size`). Mapped, a page is read where the operating system caches
-/// it, once for every connection, with no system call and no copy into the
-/// connection's own page cache; without it each of the pool's readers keeps
-/// its own 2 MB cache and a poll of a random task in a large file mostly
-/// misses it (`tasks/get` slowed as the store grew while its instructions
-/// barely did). Pages still in the WAL are read as before. The mapping is
-/// address space, not memory: what it uses is the shared page cache.
-/// After any commit SQLite unmaps it at the reader's next read (a changed
-/// WAL resets the reader), so a large file is faulted in again; measured
-/// still faster than reading without it at 100 k and 1 M tasks
-/// (BENCHMARKS.md, 2026-12-06).
-pub(crate) const READER_MMAP_BYTES: i64 = 1 << 30;
+/// it, with no system call and no copy into the connection's own page
+/// cache; without it each of the pool's readers keeps its own 2 MB cache
+/// and a poll of a random task in a large file mostly misses it
+/// (`tasks/get` slowed as the store grew while its instructions barely
+/// did). Pages still in the WAL are read as before. The mapping is address
+/// space, not memory: what it uses is the shared page cache. Readers open
+/// the file through `mcp-tasks-sqlite-map`'s VFS, so the pool shares one
+/// mapping, kept across commits: SQLite's own maps once per connection and
+/// unmaps at the first read after any commit, so a large file was faulted
+/// in again by every reader after every poll flush (BENCHMARKS.md,
+/// 2026-12-07).
+pub(crate) const READER_MMAP_BYTES: i64 = mcp_tasks_sqlite_map::MAP_BYTES as i64;
 
 /// Opens a read-only connection to a database [`open_writer`] prepared.
 pub(crate) fn open_reader(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e.to_string()))?;
+    let vfs = mcp_tasks_sqlite_map::register().map_err(|e| open_error(path, e.to_string()))?;
+    let conn = Connection::open_with_flags_and_vfs(path, flags, vfs).map_err(|e| open_error(path, e.to_string()))?;
     conn.busy_timeout(busy_timeout).map_err(|e| open_error(path, e.to_string()))?;
     stable_plans(&conn, path)?;
     conn.pragma_update(None, "mmap_size", READER_MMAP_BYTES)
