@@ -12,6 +12,7 @@ use crate::SqliteStore;
 use crate::open::open_writer;
 use crate::reads::{GET_SQL, GET_VISIBLE_SQL, PROBE_SQL, PROBE_VISIBLE_SQL};
 use crate::row_key::rowid_of;
+use crate::writes::{RECORD_POLL_PROBE_SQL, RECORD_POLL_SQL};
 
 /// `id` with its last hex digit set to `digit` (past the bits its rowid reads).
 fn with_last_digit(id: &TaskId, digit: char) -> TaskId {
@@ -68,6 +69,13 @@ async fn a_minted_task_sits_at_its_ids_rowid_and_others_are_found_by_id() {
     reads_back(&store, &late, None).await;
     reads_back(&store, &minted, Some("alice")).await;
 
+    // A poll instant reaches every one of them, at its rowid or by id.
+    let everyone = [&minted, &twin, &random, &late];
+    store.record_polls(&everyone.map(|id| (id.clone(), at(60)))).await.unwrap();
+    for id in everyone {
+        assert_eq!(store.get(id).await.unwrap().unwrap().last_polled_at, Some(at(60)), "poll of {id} recorded");
+    }
+
     // A duplicate id is still refused as one, not stored under another rowid.
     match store.create(NewTask { id: late.clone(), ..new_task("report", at(4)) }).await {
         Err(StoreError::DuplicateId(id)) => assert_eq!(id, late),
@@ -86,10 +94,10 @@ fn a_probe_walks_the_table_alone_and_a_lookup_by_id_the_id_index() {
         let rows = stmt.query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3)).unwrap();
         rows.collect::<Result<Vec<_>, _>>().unwrap().join(" | ")
     };
-    for sql in [&*PROBE_SQL, &*PROBE_VISIBLE_SQL] {
+    for sql in [&*PROBE_SQL, &*PROBE_VISIBLE_SQL, &*RECORD_POLL_PROBE_SQL] {
         assert_eq!(plan(sql), "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)", "{sql}");
     }
-    for sql in [&*GET_SQL, &*GET_VISIBLE_SQL] {
+    for sql in [&*GET_SQL, &*GET_VISIBLE_SQL, &*RECORD_POLL_SQL] {
         assert_eq!(plan(sql), "SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)", "{sql}");
     }
 }

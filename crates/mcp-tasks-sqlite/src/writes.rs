@@ -1,6 +1,8 @@
 //! The store's writes, each run by the writer thread on its connection
 //! inside the current group-commit transaction.
 
+use std::sync::LazyLock;
+
 use mcp_tasks_core::{TaskId, TaskRecord, Timestamp, call_fingerprint};
 use mcp_tasks_store::{
     AttemptEnd, ClaimParams, Created, Guard, GuardedUpdate, NewDeadLetter, NewTask, PurgeQuery, StoreError, Update,
@@ -312,17 +314,32 @@ fn insert_attempt(conn: &Connection, task: &TaskId, ended_at: Timestamp, end: &A
     Ok(())
 }
 
+/// How a poll flush sets a task's instants: never backwards.
+const RECORD_POLL_SET: &str =
+    "UPDATE tasks SET last_polled_at = max(coalesce(last_polled_at, ?2), ?2), last_seen_at = max(last_seen_at, ?2)";
+
+/// A poll instant written at the rowid the task's id gives (`?3`).
+pub(crate) static RECORD_POLL_PROBE_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("{RECORD_POLL_SET} WHERE rowid = ?3 AND id = ?1"));
+
+/// A poll instant written through the id index.
+pub(crate) static RECORD_POLL_SQL: LazyLock<String> = LazyLock::new(|| format!("{RECORD_POLL_SET} WHERE id = ?1"));
+
 /// Writes poll instants; never moves one backwards, never bumps the version.
+/// A task is looked for at its id's rowid first (`row_key.rs`), then by id:
+/// a flush over a large store, one random task a poll, then touches one
+/// page of the table a task instead of one of the id index as well.
 pub(crate) fn record_polls(conn: &Connection, polls: &[(TaskId, Timestamp)]) -> Result<(), StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "UPDATE tasks SET last_polled_at = max(coalesce(last_polled_at, ?2), ?2), \
-               last_seen_at = max(last_seen_at, ?2) \
-             WHERE id = ?1",
-        )
-        .map_err(unavailable)?;
+    let mut probe = conn.prepare_cached(&RECORD_POLL_PROBE_SQL).map_err(unavailable)?;
+    let mut by_id = conn.prepare_cached(&RECORD_POLL_SQL).map_err(unavailable)?;
     for (id, at) in polls {
-        stmt.execute(params![id.as_str(), at.as_millis()]).map_err(unavailable)?;
+        let probed = match row_key::rowid_of(id) {
+            Some(rowid) => probe.execute(params![id.as_str(), at.as_millis(), rowid]).map_err(unavailable)? == 1,
+            None => false,
+        };
+        if !probed {
+            by_id.execute(params![id.as_str(), at.as_millis()]).map_err(unavailable)?;
+        }
     }
     Ok(())
 }
