@@ -2,7 +2,7 @@
 //! plain connection writes and checkpoints: every read sees every commit,
 //! pages come from one mapping per file, and that mapping outlives commits.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mcp_tasks_sqlite_map::{MAP_BYTES, file_stats, register};
 use rusqlite::{Connection, OpenFlags};
@@ -38,6 +38,17 @@ fn append(conn: &Connection, rows: i64) {
     tx.commit().expect("commit");
 }
 
+/// A database in a new temporary directory holding `rows` checkpointed
+/// rows (in the file, not the WAL), and the connection that wrote them.
+fn checkpointed(name: &str, rows: i64) -> (tempfile::TempDir, PathBuf, Connection) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(name);
+    let w = writer(&path);
+    append(&w, rows);
+    checkpoint(&w);
+    (dir, path, w)
+}
+
 fn checkpoint(conn: &Connection) {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).expect("checkpoint");
 }
@@ -59,11 +70,7 @@ fn checked_rows(conn: &Connection) -> i64 {
 
 #[test]
 fn a_reader_sees_every_commit_through_the_mapping() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("seen.db");
-    let w = writer(&path);
-    append(&w, 300);
-    checkpoint(&w);
+    let (_dir, path, w) = checkpointed("seen.db", 300);
     let r = reader(&path, MAP_BYTES as i64);
     assert_eq!(checked_rows(&r), 300, "checkpointed rows, read from the file");
     let after_first = file_stats(&path).expect("the file is mapped");
@@ -81,11 +88,7 @@ fn a_reader_sees_every_commit_through_the_mapping() {
 
 #[test]
 fn readers_of_one_file_share_one_mapping_until_the_last_closes() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("shared.db");
-    let w = writer(&path);
-    append(&w, 50);
-    checkpoint(&w);
+    let (_dir, path, w) = checkpointed("shared.db", 50);
     let first = reader(&path, MAP_BYTES as i64);
     let second = reader(&path, MAP_BYTES as i64);
     let stats = file_stats(&path).expect("mapped");
@@ -107,11 +110,7 @@ fn readers_of_one_file_share_one_mapping_until_the_last_closes() {
 
 #[test]
 fn mmap_size_reads_back_and_zero_reads_without_the_mapping() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("unmapped.db");
-    let w = writer(&path);
-    append(&w, 100);
-    checkpoint(&w);
+    let (_dir, path, _writer) = checkpointed("unmapped.db", 100);
     let r = reader(&path, 1 << 20);
     let limit: i64 = r.pragma_query_value(None, "mmap_size", |row| row.get(0)).expect("read mmap_size");
     assert_eq!(limit, 1 << 20, "the connection's own limit");
@@ -123,11 +122,7 @@ fn mmap_size_reads_back_and_zero_reads_without_the_mapping() {
 
 #[test]
 fn a_small_limit_maps_only_the_front_of_the_file() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("front.db");
-    let w = writer(&path);
-    append(&w, 200);
-    checkpoint(&w);
+    let (_dir, path, _writer) = checkpointed("front.db", 200);
     let r = reader(&path, 64 * 1024);
     assert_eq!(checked_rows(&r), 200);
     let stats = file_stats(&path).expect("mapped");
@@ -139,11 +134,7 @@ fn a_small_limit_maps_only_the_front_of_the_file() {
 /// as written, and never fewer rows than it saw before.
 #[test]
 fn readers_stay_consistent_while_a_writer_commits_and_checkpoints() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("busy.db");
-    let w = writer(&path);
-    append(&w, 20);
-    checkpoint(&w);
+    let (_dir, path, w) = checkpointed("busy.db", 20);
     let writing = std::thread::spawn({
         let path = path.clone();
         move || {
