@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use memmap2::{Mmap, MmapOptions};
@@ -50,18 +50,39 @@ pub fn file_stats(path: &Path) -> Option<FileStats> {
         address: shared.map.as_ptr() as usize,
         // Less the one just taken here.
         connections: Arc::strong_count(&shared) - 1,
-        pages_served: shared.counters.pages_served.load(Ordering::Relaxed),
+        pages_served: shared.counters.pages_served(),
         pages_declined: shared.counters.pages_declined.load(Ordering::Relaxed),
     })
 }
 
-/// A file's counters, on a cache line of their own: every fetch writes one,
-/// and the two cores should not trade the line `known_len` lives on.
-#[repr(align(64))]
+/// A file's counters. Every fetch counts one page served, from whichever
+/// thread reads, so the count is spread over slots on cache lines of their
+/// own, a thread keeping to one slot: a shared counter would send its line
+/// between the cores at every page a poll reads.
 #[derive(Default)]
 struct Counters {
-    pages_served: AtomicU64,
+    pages_served: [Slot; SLOTS],
     pages_declined: AtomicU64,
+}
+
+const SLOTS: usize = 8;
+
+#[repr(align(64))]
+#[derive(Default)]
+struct Slot(AtomicU64);
+
+impl Counters {
+    fn served(&self) {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        thread_local! {
+            static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SLOTS;
+        }
+        SLOT.with(|&slot| self.pages_served[slot].0.fetch_add(1, Ordering::Relaxed));
+    }
+
+    fn pages_served(&self) -> u64 {
+        self.pages_served.iter().map(|slot| slot.0.load(Ordering::Relaxed)).sum()
+    }
 }
 
 /// A database file and its one mapping in this process.
@@ -107,7 +128,7 @@ impl SharedFile {
             self.counters.pages_declined.fetch_add(1, Ordering::Relaxed);
             return None;
         }
-        self.counters.pages_served.fetch_add(1, Ordering::Relaxed);
+        self.counters.served();
         // `offset < MAP_BYTES`, checked above: an address inside the mapping.
         Some(self.map.as_ptr().wrapping_add(offset as usize))
     }
