@@ -177,18 +177,17 @@ impl Tally {
 mod tests {
     use super::*;
 
-    fn tables() -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
+    /// A migrated store's count tables, holding five `report` tasks of
+    /// alice's (the directory lives as long as the connection needs it).
+    fn tables() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::open::open_writer(&dir.path().join("tally.db"), crate::DEFAULT_BUSY_TIMEOUT).unwrap();
         conn.execute_batch(
-            "CREATE TABLE task_counts (tool TEXT NOT NULL, status TEXT NOT NULL, tasks INTEGER NOT NULL, \
-               PRIMARY KEY (tool, status)) STRICT, WITHOUT ROWID;
-             CREATE TABLE principal_usage (principal TEXT NOT NULL PRIMARY KEY, tasks INTEGER NOT NULL, \
-               argument_bytes INTEGER NOT NULL) STRICT;
-             INSERT INTO task_counts VALUES ('report', 'working', 5);
-             INSERT INTO principal_usage VALUES ('alice', 5, 500);",
+            "INSERT INTO task_counts (tool, status, tasks) VALUES ('report', 'working', 5);
+             INSERT INTO principal_usage (principal, tasks, argument_bytes) VALUES ('alice', 5, 500);",
         )
         .unwrap();
-        conn
+        (dir, conn)
     }
 
     fn rows(conn: &Connection, sql: &str) -> Vec<(String, i64, i64)> {
@@ -210,7 +209,7 @@ mod tests {
 
     #[test]
     fn released_savepoints_keep_their_changes_and_rolled_back_ones_drop_them() {
-        let conn = tables();
+        let (_dir, conn) = tables();
         let mut tally = Tally::default();
         created(&mut tally, "alice", 10);
         tally.savepoint();
@@ -232,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_status_change_moves_one_task_a_same_status_change_nothing_and_net_zero_pairs_write_nothing() {
-        let conn = tables();
+        let (_dir, conn) = tables();
         let mut tally = Tally::default();
         created(&mut tally, "alice", 10);
         let before = CountedAs { tool: "report".into(), status: "working".into() };
@@ -246,7 +245,7 @@ mod tests {
 
     #[test]
     fn clearing_forgets_every_level() {
-        let conn = tables();
+        let (_dir, conn) = tables();
         let mut tally = Tally::default();
         created(&mut tally, "alice", 10);
         tally.savepoint();
