@@ -5,8 +5,8 @@
 //! once per *connection*, and unmaps it at the connection's first read
 //! after any other connection committed (a changed WAL resets the reader;
 //! POSIX does not promise a mapping survives another process's writes).
-//! A server whose writer commits every second (poll instants, lease
-//! renewals) and whose pool holds several readers over a large file then
+//! A server whose writer commits often (poll instants up to once a second,
+//! lease renewals) and whose pool holds several readers over a large file then
 //! faults the same pages into every reader's mapping again after every
 //! commit: at a million stored tasks most polls touch a page no reader's
 //! mapping holds.
