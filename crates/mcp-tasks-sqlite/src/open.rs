@@ -62,7 +62,7 @@ pub(crate) fn open_writer(path: &Path, busy_timeout: Duration) -> Result<Connect
 /// threshold within a few jobs, and on a file that meant two `pwrite`s per
 /// page into a temporary file: 34 system calls a trivial task, more kernel
 /// time in the writer thread than user time (strace and per-thread CPU,
-/// BENCHMARKS.md, 2026-12-07). In memory it is a copy. A savepoint's
+/// docs/benchmark-history.md, 2026-12-07). In memory it is a copy. A savepoint's
 /// sub-journal only ever holds the pages one batch touched (at most
 /// `MAX_BATCH` jobs), so the memory is small and freed at each commit.
 const WRITER_TEMP_STORE: &str = "MEMORY";
@@ -78,8 +78,8 @@ const WRITER_TEMP_STORE: &str = "MEMORY";
 /// the file through `mcp-tasks-sqlite-map`'s VFS, so the pool shares one
 /// mapping, kept across commits: SQLite's own maps once per connection and
 /// unmaps at the first read after any commit, so a large file was faulted
-/// in again by every reader after every poll flush (BENCHMARKS.md,
-/// 2026-12-07).
+/// in again by every reader after every poll flush
+/// (docs/benchmark-history.md, 2026-12-07, shared mapping).
 pub(crate) const READER_MMAP_BYTES: i64 = mcp_tasks_sqlite_map::MAP_BYTES as i64;
 
 /// Opens a read-only connection to a database [`open_writer`] prepared.

@@ -6,7 +6,7 @@
 //! one per concurrent read (up to 16 under a 64-client load) left many cold
 //! connections. Bounded, polls of a 100 k store took 17% fewer page faults
 //! and their p99.9 fell from 10.9 ms to 3.3 ms in a side-by-side run (see
-//! BENCHMARKS.md). A read beyond the bound waits for a connection instead
+//! docs/benchmark-history.md). A read beyond the bound waits for a connection instead
 //! of opening one.
 
 use std::path::PathBuf;
@@ -74,7 +74,7 @@ impl Readers {
     /// Handing a read to the blocking pool costs two thread wake-ups, more
     /// than a primary-key lookup in a mapped file: answered here, `tasks/get`
     /// at 32 clients went from 0.89× to 1.09–1.14× the in-memory peer
-    /// (BENCHMARKS.md, 2026-12-07). The caller's thread must never sleep, so the inline
+    /// (docs/benchmark-history.md, 2026-12-07). The caller's thread must never sleep, so the inline
     /// attempt gives SQLite no busy timeout: a read that meets a lock (or
     /// fails for any reason) runs again on the pool with the full timeout,
     /// which a read, changing nothing, may. What it cannot avoid is a page

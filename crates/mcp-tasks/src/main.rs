@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 mod cmd;
 
 /// mimalloc rather than glibc's malloc: allocation and freeing were a fifth
-/// of a trivial task's instructions end to end (BENCHMARKS.md). The peer
+/// of a trivial task's instructions end to end (docs/benchmark-history.md). The peer
 /// binary `rmcp-task-peer` uses the same, so the benchmark's ratios compare
 /// the servers, not their allocators.
 #[global_allocator]
