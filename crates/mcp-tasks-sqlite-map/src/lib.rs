@@ -11,8 +11,9 @@
 //! commit: at a million stored tasks most polls touch a page no reader's
 //! mapping holds.
 //!
-//! This VFS is the default VFS (unix) with four methods of the main database
-//! file replaced:
+//! This VFS is the default VFS (unix) with four methods of a main database
+//! file opened read-only replaced (a file opened for writing, such as the
+//! target of a `VACUUM INTO`, keeps the unix VFS's):
 //!
 //! - `xFetch` answers from one shared, read-only `MAP_SHARED` mapping of the
 //!   file per process, made when the first connection opens the file and
@@ -31,8 +32,8 @@
 //! Everything else — reads, locks, the WAL index — is the unix VFS's own.
 //! Only open read connections with it ([`register`], then
 //! `rusqlite::Connection::open_with_flags_and_vfs(path, flags, VFS_NAME)`)
-//! on a database in WAL mode: a connection that writes the database keeps
-//! SQLite's defaults. Linux and other Unix systems whose shared file
+//! on a database in WAL mode; a file opened for writing through it is the
+//! unix VFS's, as if opened without it. Linux and other Unix systems whose shared file
 //! mappings see `pwrite`s at once.
 
 mod file_methods;

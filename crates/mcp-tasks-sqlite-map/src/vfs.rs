@@ -74,9 +74,13 @@ fn register_now() -> Result<(), RegisterError> {
     Ok(())
 }
 
-/// `xOpen`: the default VFS opens the file; a main database file then gets
-/// the shared mapping and this crate's methods (or, if the file cannot be
-/// mapped, stays the default VFS's file and reads as SQLite always does).
+/// `xOpen`: the default VFS opens the file; a main database file opened
+/// read-only then gets the shared mapping and this crate's methods (or, if
+/// the file cannot be mapped, stays the default VFS's file and reads as
+/// SQLite always does). A file opened for writing keeps the default VFS's
+/// methods: the kept mapping is sound only for a file this process does not
+/// truncate, and a read connection still opens one for writing — the
+/// target of its `VACUUM INTO`.
 unsafe extern "C" fn open(
     vfs: *mut ffi::sqlite3_vfs,
     name: ffi::sqlite3_filename,
@@ -95,7 +99,8 @@ unsafe extern "C" fn open(
             None => ffi::SQLITE_INTERNAL,
         }
     };
-    if rc != ffi::SQLITE_OK || flags & ffi::SQLITE_OPEN_MAIN_DB == 0 || name.is_null() {
+    let read_only_main_db = flags & ffi::SQLITE_OPEN_MAIN_DB != 0 && flags & ffi::SQLITE_OPEN_READONLY != 0;
+    if rc != ffi::SQLITE_OK || !read_only_main_db || name.is_null() {
         return rc;
     }
     // SAFETY: a main database file's name is SQLite's full path, a

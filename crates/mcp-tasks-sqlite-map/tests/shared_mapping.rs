@@ -170,3 +170,26 @@ fn readers_stay_consistent_while_a_writer_commits_and_checkpoints() {
     assert_eq!(checked_rows(&r), 20 + 150 * 4);
     drop(w);
 }
+
+/// A file opened for writing through the VFS keeps SQLite's own methods:
+/// a connection that writes gets no shared mapping; a read connection's
+/// `VACUUM INTO` (the store's backup), whose target it opens for writing,
+/// still copies every row.
+#[test]
+fn a_file_opened_for_writing_is_not_mapped() {
+    let (dir, path, _writer) = checkpointed("written.db", 30);
+    let vfs = register().expect("register the VFS");
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let writing = Connection::open_with_flags_and_vfs(&path, flags, vfs).expect("open for writing");
+    writing.pragma_update(None, "mmap_size", MAP_BYTES as i64).expect("set mmap_size");
+    append(&writing, 10);
+    assert_eq!(checked_rows(&writing), 40);
+    assert_eq!(file_stats(&path), None, "a connection that writes maps nothing through the VFS");
+    drop(writing);
+
+    let r = reader(&path, MAP_BYTES as i64);
+    assert_eq!(file_stats(&path).expect("the reader maps the file").connections, 1);
+    let copy = dir.path().join("copy.db");
+    r.execute("VACUUM INTO ?1", [copy.to_str().expect("a UTF-8 path")]).expect("vacuum into");
+    assert_eq!(checked_rows(&reader(&copy, MAP_BYTES as i64)), 40, "the copy holds every row");
+}
